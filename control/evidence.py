@@ -1,0 +1,42 @@
+"""The evidence model and the retriever protocol the control plane talks to.
+
+`control` never imports Haystack: `adapters` implements `Retriever` over the Haystack query
+pipeline and converts Haystack documents into `Evidence`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Evidence(BaseModel):
+    """One retrieved chunk, as it enters graph state and is cited by answers."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(description="Stable chunk id (source id + content hash); the id answers cite.")
+    text: str = Field(description="The chunk text.")
+    score: float = Field(description="Ranking score of the final list (fused / reranked / cut).")
+    relevance: float | None = Field(
+        default=None,
+        description=(
+            "Absolute relevance on a fixed scale, comparable across queries: the chunk's dense "
+            "cosine similarity with the query (or a calibrated reranker probability). None if unknown."
+        ),
+    )
+    source: str = Field(default="", description="Source document id or file name.")
+    heading_path: list[str] = Field(default_factory=list, description="Headings above the chunk.")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Other chunk metadata.")
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Anything that turns a query into ranked evidence."""
+
+    def retrieve(
+        self, query: str, *, top_k: int = 5, filters: dict[str, Any] | None = None
+    ) -> list[Evidence]:
+        """Return up to `top_k` evidence items, best first."""
+        ...

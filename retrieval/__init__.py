@@ -1,0 +1,1 @@
+"""haygraph retrieval package."""

@@ -1,0 +1,91 @@
+"""A sparse-matrix BM25 index (bm25s) with our language-aware tokenizer.
+
+Haystack's stock InMemoryBM25Retriever scores every document in a Python loop (about 74 ms per query
+at 20k documents, measured here); bm25s precomputes a sparse term-document score matrix so a query is
+a handful of sparse row sums (under 1 ms at 20k). This is why we wrap it instead of using the stock one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrieval.tokenize import BM25Tokenizer
+
+logger = logging.getLogger(__name__)
+
+
+class BM25Index:
+    """BM25 scores for every document of a corpus, computed with one sparse lookup per query."""
+
+    def __init__(
+        self,
+        tokenizer: BM25Tokenizer,
+        k1: float = 1.2,
+        b: float = 0.75,
+        method: str = "lucene",
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.k1 = k1
+        self.b = b
+        self.method = method
+        self._bm25: Any = None
+        self.num_docs = 0
+
+    def params(self) -> dict[str, Any]:
+        """Everything that determines the index content, used to decide whether a saved index fits."""
+        return {"tokenizer": self.tokenizer.to_dict(), "k1": self.k1, "b": self.b, "method": self.method}
+
+    def build(self, texts: list[str]) -> BM25Index:
+        """Tokenize and index `texts` (position i = document i of the store)."""
+        import bm25s
+
+        self.num_docs = len(texts)
+        if not texts:
+            self._bm25 = None
+            return self
+        corpus_tokens = self.tokenizer.many(texts)
+        bm25 = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        bm25.index(corpus_tokens, show_progress=False)
+        self._bm25 = bm25
+        return self
+
+    def scores(self, query: str) -> np.ndarray | None:
+        """BM25 score of every document for `query`, or None when no query term is in the vocabulary."""
+        if self._bm25 is None:
+            return None
+        token_ids = self._bm25.get_tokens_ids(self.tokenizer(query))
+        if not token_ids:
+            return None
+        return np.asarray(self._bm25.get_scores_from_ids(token_ids), dtype=np.float32)
+
+    def save(self, directory: Path) -> None:
+        """Write the index and its parameters into `directory` (created)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "haygraph_bm25.json").write_text(
+            json.dumps({"params": self.params(), "num_docs": self.num_docs}), encoding="utf-8"
+        )
+        if self._bm25 is not None:
+            self._bm25.save(str(directory), show_progress=False)
+
+    @classmethod
+    def load(cls, directory: Path, expected_params: dict[str, Any]) -> BM25Index | None:
+        """Load a saved index if it was built with `expected_params`; None when absent or different."""
+        meta_file = directory / "haygraph_bm25.json"
+        if not meta_file.is_file():
+            return None
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        if meta.get("params") != expected_params:
+            return None
+        params = meta["params"]
+        index = cls(BM25Tokenizer(**params["tokenizer"]), params["k1"], params["b"], params["method"])
+        index.num_docs = int(meta["num_docs"])
+        if index.num_docs:
+            import bm25s
+
+            index._bm25 = bm25s.BM25.load(str(directory), show_progress=False)
+        return index

