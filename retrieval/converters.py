@@ -1,0 +1,399 @@
+"""`MultiFormatConverter` (files -> Documents) and `read_beir_corpus` (BEIR corpus.jsonl -> Documents).
+
+HTML is converted by a small stdlib `html.parser` converter into Markdown-like text (headings as ``#``
+lines, paragraphs as blocks, list items and table rows as lines) so that `StructuredSplitter` sees the
+same structure as in Markdown files. Haystack's `HTMLToDocument` needs `trafilatura`, which is not a
+dependency here. PDF text is extracted with `pypdf` when it is installed, else with `pypdfium2` (a
+dependency of sentence-transformers-haystack); without either, PDFs are rejected with the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+from haystack import Document, component
+from haystack.core.serialization import default_from_dict, default_to_dict
+
+from retrieval.errors import (
+    EmptyCorpusError,
+    EmptyDocumentError,
+    InputError,
+    UnreadableFileError,
+    UnsupportedFileError,
+)
+
+__all__ = ["SUPPORTED_EXTENSIONS", "MultiFormatConverter", "html_to_markdown", "read_beir_corpus"]
+
+logger = logging.getLogger(__name__)
+
+SUPPORTED_EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
+_HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head", "iframe", "object"})
+_BLOCK_TAGS = frozenset(
+    {"p", "div", "section", "article", "header", "footer", "main", "aside", "nav", "blockquote", "dl"}
+    | {"dt", "dd", "figure", "figcaption", "form", "address", "hr", "body", "html", "center", "details"}
+    | {"summary"}
+)
+_BREAK = "\ue000"  # private-use character standing for <br> while whitespace is collapsed
+
+
+class _HTMLToMarkdown(HTMLParser):
+    """Collect the text of an HTML page as Markdown-like blocks."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[str] = []
+        self._buf: list[str] = []
+        self._skip = 0
+        self._heading = 0
+        self._lists: list[list[Any]] = []  # [tag, next number]
+        self._list_lines: list[str] = []
+        self._rows: list[list[str]] | None = None
+        self._cell: list[str] | None = None
+        self._pre: list[str] | None = None
+
+    def _text(self) -> str:
+        text = re.sub(r"\s+", " ", "".join(self._buf)).replace(f" {_BREAK} ", _BREAK)
+        self._buf.clear()
+        return text.replace(_BREAK, "\n").strip()
+
+    def _flush_paragraph(self) -> None:
+        text = self._text()
+        if text and self._lists:
+            self._flush_item(text)
+        elif text:
+            self.blocks.append(text)
+
+    def _flush_item(self, text: str | None = None) -> None:
+        text = self._text() if text is None else text
+        if text and self._lists:
+            kind = self._lists[-1]
+            marker = f"{kind[1]}." if kind[0] == "ol" else "-"
+            kind[1] += 1
+            indent = "  " * (len(self._lists) - 1)
+            self._list_lines.append(f"{indent}{marker} {text.replace(chr(10), ' ')}")
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """Open a tag: start a new block, list, table row or cell as needed."""
+        if tag in _SKIP_TAGS or self._skip:
+            self._skip += tag in _SKIP_TAGS
+            return
+        if self._pre is not None:
+            return
+        if tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
+            self._flush_paragraph()
+            self._heading = int(tag[1])
+        elif tag == "br":
+            (self._cell if self._cell is not None else self._buf).append(_BREAK)
+        elif tag in {"ul", "ol"}:
+            self._flush_item() if self._lists else self._flush_paragraph()
+            self._lists.append([tag, 1])
+        elif tag == "li":
+            self._flush_item()
+        elif tag == "table":
+            self._flush_paragraph()
+            self._rows = []
+        elif tag == "tr" and self._rows is not None:
+            self._rows.append([])
+        elif tag in {"td", "th"} and self._rows is not None:
+            self._cell = []
+        elif tag == "pre":
+            self._flush_paragraph()
+            self._pre = []
+        elif tag in _BLOCK_TAGS:
+            self._flush_item() if self._lists else self._flush_paragraph()
+
+    def handle_endtag(self, tag: str) -> None:
+        """Close a tag: emit the heading, paragraph, list, row, table or code block it ended."""
+        if self._skip:
+            self._skip -= tag in _SKIP_TAGS
+            return
+        if self._pre is not None:
+            if tag == "pre":
+                code = "".join(self._pre).strip("\n")
+                self._pre = None
+                if code.strip():
+                    self.blocks.append(f"```\n{code}\n```")
+            return
+        if tag in {"h1", "h2", "h3", "h4", "h5", "h6"} and self._heading:
+            text = self._text().replace("\n", " ")
+            if text:
+                self.blocks.append(f"{'#' * self._heading} {text}")
+            self._heading = 0
+        elif tag == "li":
+            self._flush_item()
+        elif tag in {"ul", "ol"} and self._lists:
+            self._flush_item()
+            self._lists.pop()
+            if not self._lists and self._list_lines:
+                self.blocks.append("\n".join(self._list_lines))
+                self._list_lines = []
+        elif tag in {"td", "th"} and self._cell is not None and self._rows:
+            cell = re.sub(r"\s+", " ", "".join(self._cell).replace(_BREAK, " ")).strip()
+            self._rows[-1].append(cell.replace("|", "\\|"))
+            self._cell = None
+        elif tag == "table" and self._rows is not None:
+            rows = [row for row in self._rows if any(row)]
+            self._rows = None
+            if rows:
+                lines = ["| " + " | ".join(row) + " |" for row in rows]
+                lines.insert(1, "|" + "---|" * len(rows[0]))
+                self.blocks.append("\n".join(lines))
+        elif tag in _BLOCK_TAGS:
+            self._flush_item() if self._lists else self._flush_paragraph()
+
+    def handle_data(self, data: str) -> None:
+        """Collect text into the current cell, code block or paragraph."""
+        if self._skip:
+            return
+        if self._pre is not None:
+            self._pre.append(data)
+        elif self._cell is not None:
+            self._cell.append(data)
+        elif self._rows is None or not self._rows:
+            self._buf.append(data)
+
+    def close(self) -> None:
+        """Finish parsing and flush what is still open."""
+        super().close()
+        self._flush_paragraph()
+        if self._list_lines:
+            self.blocks.append("\n".join(self._list_lines))
+
+
+def html_to_markdown(html: str) -> str:
+    """Convert HTML to Markdown-like text: ``#`` headings, paragraph blocks, ``-`` items, ``| a |`` rows.
+
+    Scripts, styles and the ``<head>`` are dropped; entities are decoded.
+    """
+    parser = _HTMLToMarkdown()
+    parser.feed(html)
+    parser.close()
+    return "\n\n".join(parser.blocks)
+
+
+def _read_pdf(path: Path) -> str:
+    """Extract the text of a PDF, one block per page, with pypdf or else pypdfium2."""
+    try:
+        import pypdf
+
+        return "\n\n".join(page.extract_text() or "" for page in pypdf.PdfReader(path).pages)
+    except ImportError:
+        pass
+    try:
+        import pypdfium2
+    except ImportError as exc:
+        raise UnsupportedFileError(
+            f"{path}: reading PDF files needs pypdf; install it with `pip install pypdf`"
+        ) from exc
+    pdf = pypdfium2.PdfDocument(str(path))
+    try:
+        return "\n\n".join(pdf[i].get_textpage().get_text_bounded() for i in range(len(pdf)))
+    finally:
+        pdf.close()
+
+
+def _expand(source: str | Path) -> tuple[list[Path], Path]:
+    """Return the files of one source (a directory expanded, sorted, hidden skipped) and its root."""
+    path = Path(source).expanduser().absolute()
+    if not path.is_dir():
+        return [path], path.parent
+    found = [
+        p
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+        and p.suffix.lower() in SUPPORTED_EXTENSIONS
+        and not any(part.startswith(".") for part in p.relative_to(path).parts)
+    ]
+    if not found:
+        raise EmptyCorpusError(f"{path}: directory holds no supported files ({_extensions()})")
+    return found, path
+
+
+def _extensions() -> str:
+    return ", ".join(sorted(SUPPORTED_EXTENSIONS))
+
+
+def _title(text: str, path: Path) -> str:
+    """Return the first Markdown heading of a converted text, else the file stem."""
+    if path.suffix.lower() in {".md", ".markdown", ".html", ".htm"}:
+        match = _HEADING_RE.search(text)
+        if match:
+            return match.group(1).strip()
+    return path.stem
+
+
+@component
+class MultiFormatConverter:
+    """Convert ``.md``, ``.markdown``, ``.txt``, ``.html``/``.htm`` and ``.pdf`` files into Documents.
+
+    Directories are expanded recursively to the supported files inside (sorted; hidden files and
+    folders skipped). Each document's meta holds ``source_id`` (the path relative to the common root of
+    the given sources, POSIX style: stable across machines and working directories), ``source`` (file
+    name), ``file_path`` (absolute path) and ``title`` (first heading, else file stem), plus the
+    caller's ``meta`` (which cannot override those four keys). Document ids are Haystack's defaults.
+
+    With ``strict=True`` the first bad input raises (`UnsupportedFileError`, `UnreadableFileError`,
+    `EmptyDocumentError`, or `EmptyCorpusError` for a directory without supported files); with
+    ``strict=False`` it is skipped with a warning and listed in the ``skipped`` output as
+    ``"path: reason"``.
+    """
+
+    def __init__(self, encoding: str = "utf-8", strict: bool = True) -> None:
+        try:
+            "".encode(encoding)
+        except LookupError as exc:
+            raise ValueError(f"encoding must be a known codec, but got {encoding!r}") from exc
+        self.encoding = encoding
+        self.strict = strict
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialize this component to a dictionary."""
+        return default_to_dict(self, encoding=self.encoding, strict=self.strict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MultiFormatConverter:
+        """Deserialize the component from a dictionary."""
+        return default_from_dict(cls, data)
+
+    @component.output_types(documents=list[Document], skipped=list[str])
+    def run(self, sources: list[str | Path], meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Convert files and directories into one Document per file.
+
+        :param sources: File or directory paths.
+        :param meta: Extra metadata added to every document.
+        :returns: ``{"documents": [...], "skipped": ["path: reason", ...]}``.
+        """
+        skipped: list[str] = []
+        converted: dict[Path, tuple[str, Path]] = {}  # file -> (text, root of the source it came from)
+        for source in sources:
+            try:
+                files, root = _expand(source)
+            except InputError as exc:
+                self._skip_or_raise(exc, skipped)
+                continue
+            for path in files:
+                if path in converted:
+                    continue
+                try:
+                    converted[path] = (self._convert(path), root)
+                except InputError as exc:
+                    self._skip_or_raise(exc, skipped)
+        if not converted:
+            return {"documents": [], "skipped": skipped}
+        # Only sources that produced documents count, so a skipped bad path does not shift the ids.
+        common = Path(os.path.commonpath({root for _, root in converted.values()}))
+        documents = [
+            Document(
+                content=text,
+                meta={
+                    **(meta or {}),
+                    "source_id": path.relative_to(common).as_posix(),
+                    "source": path.name,
+                    "file_path": str(path),
+                    "title": _title(text, path),
+                },
+            )
+            for path, (text, _) in converted.items()
+        ]
+        return {"documents": documents, "skipped": skipped}
+
+    def _skip_or_raise(self, exc: InputError, skipped: list[str]) -> None:
+        if self.strict:
+            raise exc
+        logger.warning("Skipping input: %s", exc)
+        skipped.append(str(exc))
+
+    def _convert(self, path: Path) -> str:
+        """Read one file and return its text (Markdown-like for HTML)."""
+        suffix = path.suffix.lower()
+        if suffix not in SUPPORTED_EXTENSIONS:
+            raise UnsupportedFileError(
+                f"{path}: unsupported file type {suffix or '(none)'!r}; use {_extensions()}"
+            )
+        if not path.is_file():
+            raise UnreadableFileError(f"{path}: file does not exist or is not a regular file")
+        try:
+            if suffix == ".pdf":
+                text = _read_pdf(path)
+            else:
+                text = path.read_bytes().decode(self.encoding).lstrip("\ufeff")
+        except UnicodeDecodeError as exc:
+            raise UnreadableFileError(f"{path}: cannot decode as {self.encoding}: {exc.reason}") from exc
+        except InputError:
+            raise
+        except Exception as exc:  # OSError, or any parser failure inside a PDF library
+            raise UnreadableFileError(f"{path}: cannot read file: {exc}") from exc
+        if suffix in {".html", ".htm"}:
+            text = html_to_markdown(text)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if not text.strip():
+            raise EmptyDocumentError(f"{path}: file has no text content")
+        return text
+
+
+def read_beir_corpus(path: str | Path, limit: int | None = None) -> list[Document]:
+    r"""Read a BEIR ``corpus.jsonl`` (one ``{"_id", "title", "text"}`` object per line) into Documents.
+
+    Content is ``title + "\n\n" + text`` (title omitted when empty); meta is ``{"source_id": _id,
+    "source": _id, "title": title}``. Blank lines are ignored; a record whose title and text are both
+    empty is skipped with a warning.
+
+    :param path: The corpus file.
+    :param limit: Read at most this many documents (must be > 0).
+    :raises UnreadableFileError: The file is missing or not UTF-8.
+    :raises InputError: A line is not a JSON object with a string ``_id`` and string ``title``/``text``.
+    :raises EmptyCorpusError: The corpus holds no document.
+    """
+    if limit is not None and limit <= 0:
+        raise ValueError(f"limit must be > 0 or None, but got {limit}")
+    path = Path(path)
+    documents: list[Document] = []
+    empty = 0
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for lineno, line in enumerate(handle, start=1):
+                if limit is not None and len(documents) >= limit:
+                    break
+                if not line.strip():
+                    continue
+                doc = _beir_document(line, path, lineno)
+                if doc is None:
+                    empty += 1
+                else:
+                    documents.append(doc)
+    except UnicodeDecodeError as exc:
+        raise UnreadableFileError(f"{path}: corpus is not valid UTF-8: {exc.reason}") from exc
+    except OSError as exc:
+        raise UnreadableFileError(f"{path}: cannot read corpus: {exc}") from exc
+    if empty:
+        logger.warning("%s: skipped %d record(s) with neither title nor text", path, empty)
+    if not documents:
+        raise EmptyCorpusError(f"{path}: corpus holds no documents")
+    return documents
+
+
+def _beir_document(line: str, path: Path, lineno: int) -> Document | None:
+    """Parse one corpus line; None for a record with neither title nor text."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{lineno}: malformed JSON: {exc.msg}") from exc
+    if not isinstance(record, dict) or "_id" not in record:
+        raise InputError(f"{path}:{lineno}: expected an object with an '_id' field")
+    doc_id, title, text = record["_id"], record.get("title") or "", record.get("text") or ""
+    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+        doc_id = str(doc_id)
+    if not isinstance(doc_id, str) or not doc_id or not isinstance(title, str) or not isinstance(text, str):
+        raise InputError(f"{path}:{lineno}: '_id', 'title' and 'text' must be strings (and '_id' non-empty)")
+    title, text = title.strip(), text.strip()
+    if not title and not text:
+        return None
+    content = f"{title}\n\n{text}" if title and text else title or text
+    return Document(content=content, meta={"source_id": doc_id, "source": doc_id, "title": title})

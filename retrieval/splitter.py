@@ -1,0 +1,348 @@
+"""`StructuredSplitter`: split documents by Markdown structure first, then by sentence, into sized chunks.
+
+Written instead of Haystack's `DocumentSplitter`/`RecursiveDocumentSplitter`/`MarkdownHeaderSplitter`
+because we need all of these at once: heading paths in metadata, tables/lists/code kept whole, sentence
+boundaries for English *and* Chinese without NLTK data (see `retrieval.sentences`), and chunk sizes held
+between ``min_chars`` and ``max_chars`` characters.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from haystack import Document, component
+from haystack.core.serialization import default_from_dict, default_to_dict
+
+from retrieval.sentences import detect_language, sentence_spans
+
+__all__ = ["StructuredSplitter"]
+
+logger = logging.getLogger(__name__)
+
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_BLOCK_SEP = "\n\n"
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """The smallest unit placed in a chunk: a heading line, a sentence, a whole block, a row or an item."""
+
+    text: str
+    sep: str  # separator written before this piece when it follows another piece in the same chunk
+    path: tuple[str, ...]
+    section: int
+    heading: bool = False
+
+
+def _hard_cut(text: str, limit: int) -> list[tuple[str, str]]:
+    """Cut text longer than `limit` into ``(separator, part)`` pairs, preferring line breaks/whitespace."""
+    parts: list[tuple[str, str]] = []
+    sep = ""
+    while len(text) > limit:
+        window = text[: limit + 1]
+        cut = window.rfind("\n")
+        if cut < limit // 2:
+            cut = max(window.rfind(" "), window.rfind("\t"))
+        if cut >= limit // 2:
+            part, rest = text[:cut], text[cut:]
+        else:
+            soft = max(window[:limit].rfind(c) for c in "，、,：:")
+            cut = soft + 1 if soft + 1 >= limit // 2 else limit
+            part, rest = text[:cut], text[cut:]
+        parts.append((sep, part.rstrip()))
+        stripped = rest.lstrip()
+        sep, text = rest[: len(rest) - len(stripped)], stripped
+    parts.append((sep, text))
+    return [(s, p) for s, p in parts if p]
+
+
+def _sentences(text: str, sep: str, path: tuple[str, ...], section: int, limit: int) -> list[_Piece]:
+    """Split a text block into sentence pieces, keeping the original whitespace between sentences."""
+    pieces: list[_Piece] = []
+    prev_end = None
+    for start, end in sentence_spans(text):
+        sentence_sep = sep if prev_end is None else text[prev_end:start]
+        for i, (cut_sep, part) in enumerate(_hard_cut(text[start:end], limit)):
+            pieces.append(_Piece(part, sentence_sep if i == 0 else cut_sep, path, section))
+        prev_end = end
+    return pieces
+
+
+def _line_runs(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Group the lines of a blank-line-delimited block into table, list and text runs."""
+    runs: list[tuple[str, list[str]]] = []
+    for line in lines:
+        if line.lstrip().startswith("|"):
+            kind = "table"
+        elif _LIST_ITEM_RE.match(line) or (runs and runs[-1][0] == "list"):
+            kind = "list"  # a line after a list item continues it (Markdown "lazy" continuation)
+        else:
+            kind = "text"
+        if runs and runs[-1][0] == kind:
+            runs[-1][1].append(line)
+        else:
+            runs.append((kind, [line]))
+    return runs
+
+
+def _list_items(lines: list[str]) -> list[str]:
+    """Group list lines into items (an item line plus its continuation lines)."""
+    items: list[list[str]] = []
+    for line in lines:
+        if _LIST_ITEM_RE.match(line) or not items:
+            items.append([line])
+        else:
+            items[-1].append(line)
+    return ["\n".join(item) for item in items]
+
+
+def _block_pieces(
+    kind: str, lines: list[str], path: tuple[str, ...], section: int, limit: int
+) -> list[_Piece]:
+    """Turn one block into pieces: whole when it fits `limit`, else rows, items, lines or sentences."""
+    text = "\n".join(lines).strip("\n")
+    if kind == "text":
+        return _sentences(text, _BLOCK_SEP, path, section, limit)
+    if len(text) <= limit:
+        return [_Piece(text, _BLOCK_SEP, path, section)]
+    units = _list_items(lines) if kind == "list" else lines  # table rows / code lines / list items
+    pieces: list[_Piece] = []
+    for unit in units:
+        sep = _BLOCK_SEP if not pieces else "\n"
+        if kind == "list" and len(unit) > limit:
+            pieces.extend(_sentences(unit, sep, path, section, limit))
+            continue
+        for i, (cut_sep, part) in enumerate(_hard_cut(unit, limit)):
+            pieces.append(_Piece(part, sep if i == 0 else cut_sep or " ", path, section))
+    return pieces
+
+
+def _parse(text: str, limit: int) -> list[list[_Piece]]:
+    """Parse Markdown-like text into blocks of pieces (heading lines lead the block they introduce)."""
+    blocks: list[list[_Piece]] = []
+    section = 0
+    stack: list[tuple[int, str]] = []
+    pending: list[_Piece] = []  # heading lines waiting for the block they introduce
+    raw: list[str] = []
+    fence: str | None = None
+
+    def path() -> tuple[str, ...]:
+        return tuple(title for _, title in stack)
+
+    def flush(kind: str = "text") -> None:
+        nonlocal pending
+        if not any(line.strip() for line in raw):
+            raw.clear()
+            return
+        runs = [("code", list(raw))] if kind == "code" else _line_runs(raw)
+        for run_kind, lines in runs:
+            body = _block_pieces(run_kind, lines, path(), section, limit)
+            if body:
+                blocks.append(pending + body)
+                pending = []
+        raw.clear()
+
+    for line in text.splitlines():
+        if fence is not None:
+            raw.append(line)
+            if line.strip().startswith(fence):
+                fence = None
+                flush("code")
+            continue
+        fence_match = _FENCE_RE.match(line)
+        heading = _HEADING_RE.match(line)
+        if fence_match:
+            flush()
+            fence = fence_match.group(1)
+            raw.append(line)
+        elif heading and heading.group(2).strip():
+            flush()
+            level, title = len(heading.group(1)), heading.group(2).strip()
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, title))
+            section += 1
+            pending.append(_Piece(line.strip(), _BLOCK_SEP, path(), section, heading=True))
+        elif not line.strip():
+            flush()
+        else:
+            raw.append(line)
+    flush("code" if fence is not None else "text")
+    if pending:
+        blocks.append(pending)
+    return blocks
+
+
+def _shares_parent(first: tuple[str, ...], second: tuple[str, ...]) -> bool:
+    """Whether `second` lies under `first` or under the same non-root parent heading as `first`."""
+    if second[: len(first)] == first:
+        return True
+    return len(first) >= 2 and second[: len(first) - 1] == first[:-1]
+
+
+def _render(pieces: list[_Piece]) -> str:
+    """Join the pieces of one chunk with their separators."""
+    return pieces[0].text + "".join(p.sep + p.text for p in pieces[1:]) if pieces else ""
+
+
+def _body(pieces: list[_Piece]) -> list[_Piece]:
+    """Return the non-heading pieces of a chunk, or all pieces when it holds only headings."""
+    return [p for p in pieces if not p.heading] or pieces
+
+
+def _heading_path(pieces: list[_Piece]) -> list[str]:
+    """Return the longest heading path shared by every body piece of a chunk."""
+    paths = [p.path for p in _body(pieces)]
+    common = list(paths[0])
+    for other in paths[1:]:
+        n = 0
+        while n < min(len(common), len(other)) and common[n] == other[n]:
+            n += 1
+        del common[n:]
+    return common
+
+
+@component
+class StructuredSplitter:
+    """Split documents into chunks of ``min_chars``..``max_chars`` characters along their structure.
+
+    1. Structure: Markdown headings (``#``..``######``) start sections and give each chunk its
+       ``heading_path``; blank lines separate blocks; a table, a list or a fenced code block is one
+       block, kept whole when it fits ``max_chars`` (else split by rows / items / lines, never mid-row).
+       Heading lines stay in the content as they are in the source and always travel with the text
+       they introduce; nothing is prepended.
+    2. Sections: a section shorter than ``min_chars`` continues into the following section when that
+       one lies under it or under the same non-root parent heading (the chunk's ``heading_path`` is
+       then the part both paths share); otherwise every section starts a new chunk.
+    3. Sizes: within a section (or merged run of sections) the cut points are chosen by dynamic
+       programming over block, sentence, row and item boundaries: no chunk above ``max_chars``, as few
+       chunks below ``min_chars`` as possible, then as few chunks as possible, then cuts on block
+       boundaries rather than between sentences of one paragraph. A sentence is cut only when it alone
+       exceeds ``max_chars`` (hard cut at ``max_chars``, preferring a line break or whitespace, then a
+       comma). A leftover chunk below ``min_chars`` is merged into the previous chunk of the same or a
+       related section when the result fits.
+
+    No chunk ever exceeds ``max_chars``. A chunk may stay below ``min_chars`` when it is a source's last
+    or only chunk, when its section is short and has no related neighbour, or when an indivisible
+    neighbour (a whole table, a long sentence) leaves no room to fill it.
+
+    Every chunk is a new `Document` whose meta is the parent's meta plus ``source_id`` (the parent's
+    ``meta["source_id"]``, else its ``id``), ``chunk_index`` (0-based within the source),
+    ``heading_path`` (list of heading titles) and ``language`` (``"zh"``, ``"en"`` or ``"mixed"``).
+    """
+
+    def __init__(self, min_chars: int = 300, max_chars: int = 800) -> None:
+        if not isinstance(max_chars, int) or max_chars <= 0:
+            raise ValueError(f"max_chars must be a positive integer, but got {max_chars!r}")
+        if not isinstance(min_chars, int) or not 0 < min_chars <= max_chars:
+            raise ValueError(
+                f"min_chars must satisfy 0 < min_chars <= max_chars ({max_chars}), got {min_chars!r}"
+            )
+        self.min_chars = min_chars
+        self.max_chars = max_chars
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialize this component to a dictionary."""
+        return default_to_dict(self, min_chars=self.min_chars, max_chars=self.max_chars)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StructuredSplitter:
+        """Deserialize the component from a dictionary."""
+        return default_from_dict(cls, data)
+
+    @component.output_types(documents=list[Document])
+    def run(self, documents: list[Document]) -> dict[str, list[Document]]:
+        """Split each document into chunks; documents without text produce no chunks (with a warning).
+
+        :param documents: The documents to split; they are not modified.
+        :returns: ``{"documents": chunks}`` in source order.
+        """
+        chunks: list[Document] = []
+        for doc in documents:
+            if not doc.content or not doc.content.strip():
+                logger.warning("Document %s has no text content; it produces no chunks.", doc.id)
+                continue
+            source_id = doc.meta.get("source_id", doc.id)
+            for index, pieces in enumerate(self._split_text(doc.content)):
+                content = _render(pieces)
+                meta = copy.deepcopy(doc.meta)
+                meta.update(
+                    source_id=source_id,
+                    chunk_index=index,
+                    heading_path=_heading_path(pieces),
+                    language=detect_language(content),
+                )
+                chunks.append(Document(content=content, meta=meta))
+        return {"documents": chunks}
+
+    def _split_text(self, text: str) -> list[list[_Piece]]:
+        """Group the blocks of one text by section, segment each group, then merge small leftovers."""
+        blocks = _parse(text, self.max_chars)
+        groups: list[list[_Piece]] = []
+        for block in blocks:
+            if groups:
+                last, first = _body(groups[-1])[-1], _body(block)[0]
+                if first.section == last.section or (
+                    len(_render(groups[-1])) < self.min_chars and _shares_parent(last.path, first.path)
+                ):
+                    groups[-1].extend(block)
+                    continue
+            groups.append(list(block))
+        chunks = [chunk for group in groups for chunk in self._segment(group)]
+        return self._merge_small(chunks)
+
+    def _segment(self, pieces: list[_Piece]) -> list[list[_Piece]]:
+        """Cut a run of pieces into chunks by dynamic programming over piece boundaries.
+
+        Cost of a segmentation: every chunk costs 10, every chunk below ``min_chars`` 1000 plus its
+        shortfall, every cut inside a block (between sentences, rows or items) 4; chunks above
+        ``max_chars`` and cuts right after a heading line are not allowed. So chunks reach
+        ``min_chars`` whenever some cut allows it, there are as few chunks as possible, and cuts fall
+        on block boundaries when that costs no extra chunk.
+        """
+        n = len(pieces)
+        offsets = [0]
+        for piece in pieces:
+            offsets.append(offsets[-1] + len(piece.sep) + len(piece.text))
+        best: list[float] = [0.0] + [float("inf")] * n
+        back = [0] * (n + 1)
+        for end in range(1, n + 1):
+            for start in range(end - 1, -1, -1):
+                size = offsets[end] - offsets[start] - len(pieces[start].sep)
+                if size > self.max_chars and end - start > 1:
+                    break
+                if start > 0 and (pieces[start - 1].heading or best[start] == float("inf")):
+                    continue
+                cost = best[start] + 10
+                if size < self.min_chars:
+                    cost += 1000 + self.min_chars - size
+                if start > 0 and pieces[start].sep != _BLOCK_SEP:
+                    cost += 4
+                if cost < best[end]:
+                    best[end], back[end] = cost, start
+        chunks: list[list[_Piece]] = []
+        end = n
+        while end > 0:
+            chunks.append(pieces[back[end] : end])
+            end = back[end]
+        return chunks[::-1]
+
+    def _merge_small(self, chunks: list[list[_Piece]]) -> list[list[_Piece]]:
+        """Merge a chunk below ``min_chars`` into the previous related chunk when the result fits."""
+        out: list[list[_Piece]] = []
+        for chunk in chunks:
+            if out and len(_render(chunk)) < self.min_chars:
+                prev = out[-1]
+                last, first = _body(prev)[-1], _body(chunk)[0]
+                related = last.section == first.section or _shares_parent(last.path, first.path)
+                if related and len(_render([*prev, *chunk])) <= self.max_chars:
+                    out[-1] = [*prev, *chunk]
+                    continue
+            out.append(chunk)
+        return out

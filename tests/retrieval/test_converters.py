@@ -1,0 +1,297 @@
+import json
+from pathlib import Path
+
+import pytest
+from haystack import Document
+
+from retrieval.converters import MultiFormatConverter, html_to_markdown, read_beir_corpus
+from retrieval.errors import (
+    EmptyCorpusError,
+    EmptyDocumentError,
+    InputError,
+    UnreadableFileError,
+    UnsupportedFileError,
+)
+from retrieval.splitter import StructuredSplitter
+
+HTML = """<!DOCTYPE html>
+<html><head><title>Ignored title</title><style>p { color: red; }</style>
+<script>var secret = "do not index";</script></head>
+<body>
+<h1>Leave &amp; holidays</h1>
+<p>Employees get
+   twenty days.<br>Part-time staff pro rata.</p>
+<h2>Entitlement</h2>
+<ul><li>Full time: 20 days</li><li>Part time<ol><li>Half</li></ol></li></ul>
+<table>
+  <tr><th>Years</th><th>Days</th></tr>
+  <tr><td>1</td><td>20</td></tr>
+  <tr><td>5</td><td>25 | more</td></tr>
+</table>
+<pre>kubectl get pods
+  --all</pre>
+</body></html>"""
+
+
+def _pdf_bytes(text: str) -> bytes:
+    """Build a minimal one-page PDF showing `text` in Helvetica (no PDF library needed)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return out
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    (root / "handbook").mkdir(parents=True)
+    (root / "handbook" / "leave-policy.md").write_text("# Leave policy\n\nTwenty days.\n", encoding="utf-8")
+    (root / "handbook" / "notes.txt").write_text("Plain notes about parking.\n", encoding="utf-8")
+    (root / "faq.html").write_text(HTML, encoding="utf-8")
+    (root / "guide.markdown").write_text(
+        "Intro without heading.\n\n## Later heading\n\nBody.", encoding="utf-8"
+    )
+    (root / ".hidden.md").write_text("# Secret\n\nhidden", encoding="utf-8")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD.md").write_text("# Git\n\ninternal", encoding="utf-8")
+    (root / "image.png").write_bytes(b"\x89PNG")
+    return root
+
+
+class TestHtmlToMarkdown:
+    def test_structure(self):
+        text = html_to_markdown(HTML)
+        assert text.split("\n\n") == [
+            "# Leave & holidays",
+            "Employees get twenty days.\nPart-time staff pro rata.",
+            "## Entitlement",
+            "- Full time: 20 days\n- Part time\n  1. Half",
+            "| Years | Days |\n|---|---|\n| 1 | 20 |\n| 5 | 25 \\| more |",
+            "```\nkubectl get pods\n  --all\n```",
+        ]
+        assert "secret" not in text and "color" not in text and "Ignored title" not in text
+
+    def test_converted_html_splits_with_headings_and_whole_table(self):
+        chunks = StructuredSplitter(min_chars=10, max_chars=200).run(
+            [Document(content=html_to_markdown(HTML))]
+        )
+        docs = chunks["documents"]
+        table = [d for d in docs if "| Years | Days |" in d.content]
+        assert len(table) == 1 and "| 5 | 25 \\| more |" in table[0].content
+        assert table[0].meta["heading_path"] == ["Leave & holidays", "Entitlement"]
+
+
+class TestMultiFormatConverter:
+    def test_every_type(self, tmp_path: Path):
+        files = {
+            "a.md": "# Alpha title\n\nAlpha body.",
+            "b.markdown": "## Beta\n\nBeta body.",
+            "c.txt": "# not a title in txt\nGamma body.",
+            "d.html": "<h2>Delta</h2><p>Delta body.</p>",
+            "e.htm": "<p>Epsilon body only.</p>",
+        }
+        for name, text in files.items():
+            (tmp_path / name).write_text(text, encoding="utf-8")
+        (tmp_path / "f.pdf").write_bytes(_pdf_bytes("Annual leave is twenty days."))
+        sources = sorted(tmp_path.iterdir())
+        result = MultiFormatConverter().run(sources=sources, meta={"tenant": "acme"})
+        docs = {d.meta["source"]: d for d in result["documents"]}
+        assert result["skipped"] == []
+        assert list(docs) == ["a.md", "b.markdown", "c.txt", "d.html", "e.htm", "f.pdf"]
+        assert [d.meta["title"] for d in docs.values()] == ["Alpha title", "Beta", "c", "Delta", "e", "f"]
+        assert docs["a.md"].content == "# Alpha title\n\nAlpha body."
+        assert docs["d.html"].content == "## Delta\n\nDelta body."
+        assert "Annual leave is twenty days." in docs["f.pdf"].content
+        assert docs["a.md"].meta == {
+            "tenant": "acme",
+            "source_id": "a.md",
+            "source": "a.md",
+            "file_path": str(tmp_path / "a.md"),
+            "title": "Alpha title",
+        }
+
+    def test_directory_expansion_and_relative_source_ids(self, kb: Path):
+        docs = MultiFormatConverter().run(sources=[kb])["documents"]
+        assert [d.meta["source_id"] for d in docs] == [
+            "faq.html",
+            "guide.markdown",
+            "handbook/leave-policy.md",
+            "handbook/notes.txt",
+        ]
+        assert docs[1].meta["title"] == "Later heading"
+
+    def test_source_ids_relative_to_common_root_of_sources(self, kb: Path):
+        docs = MultiFormatConverter().run(sources=[kb / "handbook", kb / "faq.html"])["documents"]
+        assert {d.meta["source_id"] for d in docs} == {
+            "handbook/leave-policy.md",
+            "handbook/notes.txt",
+            "faq.html",
+        }
+        single = MultiFormatConverter().run(sources=[str(kb / "handbook" / "notes.txt")])["documents"]
+        assert single[0].meta["source_id"] == "notes.txt"
+
+    def test_same_file_twice_converted_once(self, kb: Path):
+        docs = MultiFormatConverter().run(sources=[kb / "faq.html", kb / "faq.html"])["documents"]
+        assert len(docs) == 1
+
+    def test_unsupported_extension(self, kb: Path):
+        with pytest.raises(UnsupportedFileError, match=r"image\.png"):
+            MultiFormatConverter().run(sources=[kb / "image.png"])
+
+    def test_missing_file(self, tmp_path: Path):
+        with pytest.raises(UnreadableFileError, match=r"nope\.md"):
+            MultiFormatConverter().run(sources=[tmp_path / "nope.md"])
+
+    def test_undecodable_file(self, tmp_path: Path):
+        (tmp_path / "latin.txt").write_bytes("Café au lait".encode("latin-1"))
+        with pytest.raises(UnreadableFileError, match=r"latin\.txt.*utf-8"):
+            MultiFormatConverter().run(sources=[tmp_path / "latin.txt"])
+        docs = MultiFormatConverter(encoding="latin-1").run(sources=[tmp_path / "latin.txt"])["documents"]
+        assert docs[0].content == "Café au lait"
+
+    def test_empty_file(self, tmp_path: Path):
+        (tmp_path / "empty.md").write_text("  \n\n ", encoding="utf-8")
+        (tmp_path / "empty.html").write_text("<html><script>x()</script></html>", encoding="utf-8")
+        for name in ["empty.md", "empty.html"]:
+            with pytest.raises(EmptyDocumentError, match=name.replace(".", r"\.")):
+                MultiFormatConverter().run(sources=[tmp_path / name])
+
+    def test_directory_without_supported_files(self, tmp_path: Path):
+        (tmp_path / "x.png").write_bytes(b"png")
+        with pytest.raises(EmptyCorpusError, match="no supported files"):
+            MultiFormatConverter().run(sources=[tmp_path])
+
+    def test_pdf_without_pdf_library(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+        import builtins
+
+        real_import = builtins.__import__
+
+        def no_pdf(name, *args, **kwargs):
+            if name in {"pypdf", "pypdfium2"}:
+                raise ImportError(name)
+            return real_import(name, *args, **kwargs)
+
+        monkeypatch.setattr(builtins, "__import__", no_pdf)
+        (tmp_path / "f.pdf").write_bytes(_pdf_bytes("text"))
+        with pytest.raises(UnsupportedFileError, match=r"f\.pdf.*pip install pypdf"):
+            MultiFormatConverter().run(sources=[tmp_path / "f.pdf"])
+
+    def test_corrupt_pdf(self, tmp_path: Path):
+        (tmp_path / "bad.pdf").write_bytes(b"not a pdf at all")
+        with pytest.raises(UnreadableFileError, match=r"bad\.pdf"):
+            MultiFormatConverter().run(sources=[tmp_path / "bad.pdf"])
+
+    def test_not_strict_skips_and_reports(self, kb: Path, tmp_path: Path):
+        (kb / "empty.txt").write_text("   ", encoding="utf-8")
+        result = MultiFormatConverter(strict=False).run(
+            sources=[kb, kb / "image.png", tmp_path / "missing.md"]
+        )
+        assert [d.meta["source_id"] for d in result["documents"]] == [
+            "faq.html",
+            "guide.markdown",
+            "handbook/leave-policy.md",
+            "handbook/notes.txt",
+        ]
+        assert len(result["skipped"]) == 3
+        assert any("empty.txt" in s and "no text" in s for s in result["skipped"])
+        assert any("image.png" in s and "unsupported" in s for s in result["skipped"])
+        assert any("missing.md" in s and "does not exist" in s for s in result["skipped"])
+
+    def test_empty_sources(self):
+        assert MultiFormatConverter().run(sources=[]) == {"documents": [], "skipped": []}
+
+    def test_invalid_encoding(self):
+        with pytest.raises(ValueError, match="no-such-codec"):
+            MultiFormatConverter(encoding="no-such-codec")
+
+    def test_to_dict_and_round_trip(self):
+        converter = MultiFormatConverter(encoding="latin-1", strict=False)
+        data = converter.to_dict()
+        assert data == {
+            "type": "retrieval.converters.MultiFormatConverter",
+            "init_parameters": {"encoding": "latin-1", "strict": False},
+        }
+        loaded = MultiFormatConverter.from_dict(data)
+        assert (loaded.encoding, loaded.strict) == ("latin-1", False)
+
+
+def _write_jsonl(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+class TestReadBeirCorpus:
+    def test_reads_records(self, tmp_path: Path):
+        path = _write_jsonl(
+            tmp_path / "corpus.jsonl",
+            [
+                json.dumps({"_id": "d1", "title": "Leave", "text": "Twenty days."}),
+                "",
+                json.dumps({"_id": "d2", "title": "", "text": "No title here."}),
+                json.dumps({"_id": 3, "text": "Numeric id, title missing."}),
+            ],
+        )
+        docs = read_beir_corpus(path)
+        assert [d.content for d in docs] == [
+            "Leave\n\nTwenty days.",
+            "No title here.",
+            "Numeric id, title missing.",
+        ]
+        assert docs[0].meta == {"source_id": "d1", "source": "d1", "title": "Leave"}
+        assert docs[2].meta["source_id"] == "3"
+
+    def test_limit(self, tmp_path: Path):
+        lines = [json.dumps({"_id": f"d{i}", "title": "", "text": f"text {i}"}) for i in range(5)]
+        path = _write_jsonl(tmp_path / "corpus.jsonl", lines)
+        assert [d.meta["source_id"] for d in read_beir_corpus(path, limit=2)] == ["d0", "d1"]
+        with pytest.raises(ValueError, match="got 0"):
+            read_beir_corpus(path, limit=0)
+
+    def test_malformed_line_reports_file_and_line(self, tmp_path: Path):
+        path = _write_jsonl(
+            tmp_path / "corpus.jsonl",
+            [json.dumps({"_id": "d1", "text": "ok"}), "", '{"_id": "d2", "text": '],
+        )
+        with pytest.raises(InputError, match=r"corpus\.jsonl:3: malformed JSON"):
+            read_beir_corpus(path)
+
+    def test_record_without_id(self, tmp_path: Path):
+        path = _write_jsonl(tmp_path / "corpus.jsonl", [json.dumps({"text": "no id"})])
+        with pytest.raises(InputError, match=r"corpus\.jsonl:1: .*'_id'"):
+            read_beir_corpus(path)
+
+    def test_empty_corpus(self, tmp_path: Path):
+        path = _write_jsonl(
+            tmp_path / "corpus.jsonl", ["", json.dumps({"_id": "d1", "title": "", "text": " "})]
+        )
+        with pytest.raises(EmptyCorpusError, match=r"corpus\.jsonl"):
+            read_beir_corpus(path)
+
+    def test_missing_file(self, tmp_path: Path):
+        with pytest.raises(UnreadableFileError, match=r"nope\.jsonl"):
+            read_beir_corpus(tmp_path / "nope.jsonl")
+
+    def test_real_dataset_first_records(self):
+        path = Path("/work/shared/datasets/scifact/corpus.jsonl")
+        if not path.exists():
+            pytest.skip("shared datasets not available")
+        first = json.loads(path.open(encoding="utf-8").readline())
+        docs = read_beir_corpus(path, limit=3)
+        assert len(docs) == 3
+        assert docs[0].meta["source_id"] == first["_id"]
+        assert docs[0].content.startswith(first["title"].strip())
