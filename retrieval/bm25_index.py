@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ class BM25Index:
         self.method = method
         self._bm25: Any = None
         self.num_docs = 0
+        self.doc_freq: dict[str, int] = {}
 
     def params(self) -> dict[str, Any]:
         """Everything that determines the index content, used to decide whether a saved index fits."""
@@ -49,6 +52,7 @@ class BM25Index:
             self._bm25 = None
             return self
         corpus_tokens = self.tokenizer.many(texts)
+        self.doc_freq = dict(Counter(t for tokens in corpus_tokens for t in set(tokens)))
         bm25 = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
         bm25.index(corpus_tokens, show_progress=False)
         self._bm25 = bm25
@@ -63,11 +67,31 @@ class BM25Index:
             return None
         return np.asarray(self._bm25.get_scores_from_ids(token_ids), dtype=np.float32)
 
+    def idf(self, term: str) -> float:
+        """Lucene BM25 idf, ln(1 + (N - df + 0.5) / (df + 0.5)); a term absent from the corpus gets df = 0."""
+        df = self.doc_freq.get(term, 0)
+        return math.log(1 + (self.num_docs - df + 0.5) / (df + 0.5))
+
+    def term_coverage(self, query: str, text: str) -> float:
+        """Share of the query's idf mass whose terms occur in `text`, in [0, 1] (0 for a query without terms).
+
+        An absolute, query-level measure (not relative to the result list): a chunk that contains every
+        informative query term scores 1, one that lacks the rare terms scores low. Terms unknown to the
+        corpus carry the highest idf, so a question about something the corpus never mentions scores low.
+        """
+        terms = set(self.tokenizer(query))
+        if not terms:
+            return 0.0
+        present = set(self.tokenizer(text))
+        total = sum(self.idf(t) for t in terms)
+        return sum(self.idf(t) for t in terms & present) / total if total > 0 else 0.0
+
     def save(self, directory: Path) -> None:
         """Write the index and its parameters into `directory` (created)."""
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "haygraph_bm25.json").write_text(
-            json.dumps({"params": self.params(), "num_docs": self.num_docs}), encoding="utf-8"
+            json.dumps({"params": self.params(), "num_docs": self.num_docs, "doc_freq": self.doc_freq},
+                       ensure_ascii=False), encoding="utf-8"
         )
         if self._bm25 is not None:
             self._bm25.save(str(directory), show_progress=False)
@@ -79,11 +103,12 @@ class BM25Index:
         if not meta_file.is_file():
             return None
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
-        if meta.get("params") != expected_params:
+        if meta.get("params") != expected_params or "doc_freq" not in meta:
             return None
         params = meta["params"]
         index = cls(BM25Tokenizer(**params["tokenizer"]), params["k1"], params["b"], params["method"])
         index.num_docs = int(meta["num_docs"])
+        index.doc_freq = {str(k): int(v) for k, v in (meta.get("doc_freq") or {}).items()}
         if index.num_docs:
             import bm25s
 

@@ -1,0 +1,65 @@
+"""The Haystack query pipeline as a control-plane `Retriever`: documents in, `Evidence` out. No logic beyond mapping."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from control.evidence import Evidence
+from retrieval.config import QueryConfig
+from retrieval.knowledge_base import Hit, KnowledgeBase
+
+_META_KEPT = ("source_id", "chunk_index", "language", "title", "bm25_score", "dense_score", "fusion_score",
+             "term_coverage")
+
+
+def hit_to_evidence(hit: Hit) -> Evidence:
+    """Map one retrieval hit to graph evidence (relevance = calibrated probability, see retrieval.relevance)."""
+    return Evidence(
+        id=hit.id,
+        text=hit.content,
+        score=hit.score,
+        relevance=hit.relevance,
+        source=hit.source,
+        heading_path=list(hit.heading_path),
+        meta={k: hit.meta[k] for k in _META_KEPT if k in hit.meta},
+    )
+
+
+class HaystackRetriever:
+    """Implements `control.evidence.Retriever` over a `KnowledgeBase` and its query pipeline.
+
+    `top_k` from the graph sets how many results the pipeline returns (the score-cliff cut may return
+    fewer); `filters` are Haystack filters applied inside both retrievers.
+    """
+
+    def __init__(self, kb: KnowledgeBase, query_config: QueryConfig | None = None) -> None:
+        self.kb = kb
+        self.query_config = query_config or kb.config.query
+        self._configs: dict[int, QueryConfig] = {}
+
+    def warm_up(self) -> None:
+        """Load the embedding model and indexes now rather than on the first question."""
+        self.kb.runner(self.query_config).warm_up()
+
+    def retrieve(self, query: str, *, top_k: int = 5, filters: dict[str, Any] | None = None) -> list[Evidence]:
+        """Run the query pipeline and return up to `top_k` evidence items, best first."""
+        result = self.kb.search(query, filters=filters, config=self._config_for(top_k))
+        return [hit_to_evidence(h) for h in result.hits[:top_k]]
+
+    def lookup(self, chunk_id: str) -> Evidence | None:
+        """The stored chunk with id `chunk_id` as evidence (score 0), or None."""
+        doc = self.kb.store.get(chunk_id)
+        if doc is None:
+            return None
+        return Evidence(
+            id=doc.id, text=doc.content or "", score=0.0, source=str(doc.meta.get("source_id", "")),
+            heading_path=list(doc.meta.get("heading_path") or []),
+        )
+
+    def _config_for(self, top_k: int) -> QueryConfig:
+        if top_k not in self._configs:
+            q = self.query_config
+            self._configs[top_k] = q.model_copy(
+                update={"top_k": top_k, "cut": q.cut.model_copy(update={"max_keep": top_k})}
+            )
+        return self._configs[top_k]

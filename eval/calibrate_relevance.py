@@ -1,0 +1,108 @@
+"""Fit the absolute-relevance model on labelled answerable/unanswerable handbook questions.
+
+Run: `python -m eval.calibrate_relevance [--store DIR]`. It indexes the bundled handbook (embeddings are
+cached), retrieves the top 5 chunks for every answerable and unanswerable case, fits the logistic model
+of `retrieval.relevance` on the `tune` half — the case-level probability is the best chunk's, as the
+graph's evaluate node uses it — and prints accuracy at threshold 0.5 on `tune` and on the held-out `test`
+half, next to a cosine-only baseline. Paste the printed weights into `RelevanceConfig` defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from retrieval.config import RelevanceConfig, RetrievalConfig
+from retrieval.knowledge_base import KnowledgeBase
+from retrieval.relevance import relevance_features
+
+CASES = Path(__file__).resolve().parent / "cases" / "handbook_cases.jsonl"
+HANDBOOK = Path(__file__).resolve().parents[1] / "retrieval" / "samples" / "handbook"
+
+
+def load_cases(path: Path = CASES) -> list[dict[str, object]]:
+    """Answerable and unanswerable cases of the labelled set."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if r["kind"] in ("answerable", "unanswerable")]
+
+
+def case_features(kb: KnowledgeBase, question: str, top_k: int = 5) -> tuple[np.ndarray, float]:
+    """Feature rows (one per retrieved chunk) for a question, and the best raw cosine (for the baseline)."""
+    hits = kb.search(question, top_k=top_k).hits
+    rows = [relevance_features(h.cosine or 0.0, float(h.meta.get("term_coverage", 0.0)), question) for h in hits]
+    best_cosine = max((h.cosine or 0.0 for h in hits), default=0.0)
+    return np.asarray(rows or [(0.0, 0.0, 0.0)], dtype=np.float64), best_cosine
+
+
+def fit(
+    bags: list[np.ndarray], labels: np.ndarray, *, l2: float = 1e-3, steps: int = 4000, lr: float = 0.5
+) -> tuple[np.ndarray, float]:
+    """Multiple-instance logistic regression: a bag's score is its best instance's (max) logit.
+
+    Gradient descent on the log loss, using the argmax instance of each bag (a subgradient of the max).
+    """
+    w = np.zeros(bags[0].shape[1])
+    b = 0.0
+    for _ in range(steps):
+        grad_w = np.zeros_like(w)
+        grad_b = 0.0
+        for bag, y in zip(bags, labels, strict=True):
+            logits = bag @ w + b
+            i = int(np.argmax(logits))
+            p = 1.0 / (1.0 + np.exp(-logits[i]))
+            grad_w += (p - y) * bag[i]
+            grad_b += p - y
+        w -= lr * (grad_w / len(bags) + l2 * w)
+        b -= lr * grad_b / len(bags)
+    return w, b
+
+
+def bag_probability(bag: np.ndarray, w: np.ndarray, b: float) -> float:
+    """The best chunk's probability."""
+    return float(1.0 / (1.0 + np.exp(-(bag @ w + b).max())))
+
+
+def accuracy(probs: list[float], labels: np.ndarray, threshold: float = 0.5) -> float:
+    """Share of cases classified correctly at `threshold`."""
+    return float(np.mean([(p >= threshold) == bool(y) for p, y in zip(probs, labels, strict=True)]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Fit and report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", help="handbook store directory (default: a temporary one)")
+    args = parser.parse_args(argv)
+    store = args.store or tempfile.mkdtemp(prefix="haygraph-calib-")
+    if (Path(store) / "CURRENT").is_file():
+        kb = KnowledgeBase.open(store)
+    else:
+        kb = KnowledgeBase(RetrievalConfig(), store_dir=store)
+        kb.index([HANDBOOK])
+    cases = load_cases()
+    features = [case_features(kb, str(c["question"])) for c in cases]
+    bags = [f[0] for f in features]
+    labels = np.asarray([1.0 if c["kind"] == "answerable" else 0.0 for c in cases])
+    tune = [i for i, c in enumerate(cases) if c["split"] == "tune"]
+    test = [i for i, c in enumerate(cases) if c["split"] == "test"]
+    w, b = fit([bags[i] for i in tune], labels[tune])
+    for name, idx in (("tune", tune), ("test", test)):
+        probs = [bag_probability(bags[i], w, b) for i in idx]
+        cos_only = [features[i][1] for i in idx]
+        print(f"{name}: n={len(idx)} accuracy@0.5={accuracy(probs, labels[idx]):.3f} "
+              f"(baseline, best dense cosine >= 0.5: {accuracy(cos_only, labels[idx]):.3f})")
+        for lang in ("en", "zh"):
+            sub = [j for j, i in enumerate(idx) if cases[i]["lang"] == lang]
+            print(f"  {lang}: accuracy={accuracy([probs[j] for j in sub], labels[idx][sub]):.3f} (n={len(sub)})")
+    cfg = RelevanceConfig(cosine_weight=round(float(w[0]), 3), coverage_weight=round(float(w[1]), 3),
+                          cjk_weight=round(float(w[2]), 3), bias=round(b, 3))
+    print("fitted:", cfg.model_dump_json())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
