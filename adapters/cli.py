@@ -119,7 +119,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         print("no results")
     for rank, hit in enumerate(result.hits, start=1):
         heading = " > ".join(hit.heading_path) or "-"
-        rel = "" if hit.relevance is None else f"  cosine={hit.relevance:.3f}"
+        rel = "" if hit.relevance is None else f"  relevance={hit.relevance:.2f}"
         print(f"{rank}. [{hit.id}] score={hit.score:.4f}{rel}")
         print(f"   source: {hit.source}  heading: {heading}")
         snippet = " ".join(hit.content.split())
@@ -167,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     p.set_defaults(func=cmd_search)
 
+    from adapters import cli_agent
+
+    cli_agent.register(sub)
     return parser
 
 

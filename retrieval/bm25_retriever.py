@@ -29,9 +29,17 @@ def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
     k = min(k, scores.shape[0])
     if k <= 0:
         return np.empty(0, dtype=np.int64)
-    part = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
+    if k < scores.shape[0]:
+        # argpartition picks an arbitrary subset among scores tied with the k-th best: take every
+        # position scoring more, then the first (lowest) positions tied with it
+        threshold = scores[np.argpartition(-scores, k - 1)[k - 1]]
+        above = np.flatnonzero(scores > threshold)
+        tied = np.flatnonzero(scores == threshold)[: k - above.shape[0]]
+        part = np.sort(np.concatenate((above, tied)))
+    else:
+        part = np.arange(scores.shape[0])
     # stable sort: descending score, ascending position for ties
-    return part[np.lexsort((part, -scores[part]))]
+    return part[np.argsort(-scores[part], kind="stable")[:k]]
 
 
 @component

@@ -92,7 +92,7 @@ class CachedDocumentEmbedder:
         self.stats = {"cached": 0, "embedded": 0}
 
     def warm_up(self) -> None:
-        """Resolve the model offline and load it (idempotent)."""
+        """Resolve the model offline and open the cache (idempotent); the model itself loads on first miss."""
         if self._embedder is not None:
             return
         from haystack_integrations.components.embedders.sentence_transformers import (
@@ -104,7 +104,6 @@ class CachedDocumentEmbedder:
             model=path, batch_size=self.batch_size, normalize_embeddings=True,
             progress_bar=self.progress_bar, local_files_only=True,
         )
-        self._embedder.warm_up()
         if self.use_cache:
             directory = Path(self.cache_dir) if self.cache_dir else default_cache_dir()
             self._cache = EmbeddingCache(directory / "embeddings", model_key=self.model)
@@ -124,6 +123,7 @@ class CachedDocumentEmbedder:
             vectors = {i: found[k] for i, k in enumerate(keys) if k in found}
         missing = [i for i in range(len(documents)) if i not in vectors]
         if missing:
+            self._embedder.warm_up()  # idempotent; skipped entirely when every vector is cached
             fresh = self._embedder.run(documents=[Document(content=texts[i]) for i in missing])["documents"]
             new: dict[str, np.ndarray] = {}
             for i, doc in zip(missing, fresh, strict=True):

@@ -17,6 +17,7 @@ from retrieval.bm25_index import BM25Index
 from retrieval.config import QueryConfig, RetrievalConfig
 from retrieval.converters import read_beir_corpus
 from retrieval.errors import EmptyCorpusError, QueryError, RetrievalError
+from retrieval.relevance import relevance_features, relevance_probability
 from retrieval.pipelines import QueryPipelineInfo, build_indexing_pipeline, build_query_pipeline
 from retrieval.store import EmbeddedDocumentStore
 from retrieval.tokenize import BM25Tokenizer
@@ -40,7 +41,13 @@ class Hit:
 
     @property
     def relevance(self) -> float | None:
-        """Absolute relevance: the chunk's dense cosine similarity with the query, when known."""
+        """Absolute relevance in (0, 1): calibrated from cosine and term coverage (see `retrieval.relevance`)."""
+        value = self.meta.get("relevance")
+        return None if value is None else float(value)
+
+    @property
+    def cosine(self) -> float | None:
+        """The chunk's dense cosine similarity with the query, when known."""
         value = self.meta.get("dense_score")
         return None if value is None else float(value)
 
@@ -72,10 +79,16 @@ class IndexReport:
 class QueryRunner:
     """A built query pipeline plus the input mapping for its components."""
 
-    def __init__(self, pipeline: Pipeline, info: QueryPipelineInfo, store: EmbeddedDocumentStore) -> None:
+    def __init__(
+        self, pipeline: Pipeline, info: QueryPipelineInfo, store: EmbeddedDocumentStore, config: RetrievalConfig,
+        query: QueryConfig,
+    ) -> None:
         self.pipeline = pipeline
         self.info = info
         self.store = store
+        self.relevance = query.relevance
+        b = config.bm25
+        self.bm25_template = BM25Index(BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method)
         self._warm = False
 
     def warm_up(self) -> None:
@@ -99,6 +112,8 @@ class QueryRunner:
                 data[name] = {"filters": filters} if filters else {}
                 if candidates is not None:
                     data[name]["top_k"] = candidates
+                elif top_k is not None and "fusion" not in names and "reranker" not in names:
+                    data[name]["top_k"] = top_k  # the retriever is the last ranking stage
         if "bm25" in names:
             data["bm25"]["query"] = query
         if "fusion" in names and top_k is not None:
@@ -108,26 +123,35 @@ class QueryRunner:
         outputs = {self.info.output}
         if "text_embedder" in names:
             outputs.add("text_embedder")
-        result = self.pipeline.run(data, include_outputs_from=outputs)
+        result = run_pipeline(self.pipeline, data, include_outputs_from=outputs)
         docs: list[Document] = result[self.info.output]["documents"]
         if top_k is not None and "fusion" not in names and "cut" not in names:
             docs = docs[:top_k]
         embedding = result.get("text_embedder", {}).get("embedding")
-        return self._with_relevance(docs, embedding)
+        return self._with_relevance(docs, query, embedding)
 
-    def _with_relevance(self, docs: list[Document], embedding: list[float] | None) -> list[Document]:
-        """Fill `meta["dense_score"]` (absolute cosine) for hits that came only from BM25."""
-        matrix = self.store.matrix() if embedding is not None else None
-        if matrix is None:
+    def _with_relevance(self, docs: list[Document], query: str, embedding: list[float] | None) -> list[Document]:
+        """Annotate hits with absolute scores: `dense_score` (cosine, filled in for BM25-only hits when the
+        query was embedded), `term_coverage`, and the calibrated `relevance` probability."""
+        if not docs:
             return docs
-        q = np.asarray(embedding, dtype=np.float32)
-        q = q / (np.linalg.norm(q) or 1.0)
+        matrix = self.store.matrix() if embedding is not None else None
+        q = None
+        if matrix is not None:
+            q = np.asarray(embedding, dtype=np.float32)
+            q = q / (np.linalg.norm(q) or 1.0)
+        bm25 = self.store.bm25_index(self.bm25_template)
+        weights = self.relevance.weights()
         out = []
         for doc in docs:
+            meta = dict(doc.meta)
             pos = self.store.position(doc.id)
-            if "dense_score" not in doc.meta and pos is not None:
-                doc = replace(doc, meta={**doc.meta, "dense_score": float(matrix[pos] @ q)})
-            out.append(doc)
+            if "dense_score" not in meta and q is not None and matrix is not None and pos is not None:
+                meta["dense_score"] = float(matrix[pos] @ q)
+            meta["term_coverage"] = bm25.term_coverage(query, doc.content or "")
+            features = relevance_features(float(meta.get("dense_score", 0.0)), meta["term_coverage"], query)
+            meta["relevance"] = relevance_probability(features, weights)
+            out.append(replace(doc, meta=meta))
         return out
 
 
@@ -146,10 +170,10 @@ class KnowledgeBase:
 
     @classmethod
     def open(cls, store_dir: str | Path, config: RetrievalConfig | None = None) -> KnowledgeBase:
-        """Open a saved store; its saved config is used unless `config` is given."""
+        """Open a saved store; the indexing settings it was built with are reused unless `config` is given."""
         store = EmbeddedDocumentStore.load(store_dir)
-        saved = store.meta.get("config")
-        kb = cls(config or (RetrievalConfig.from_dict(saved) if saved else None), store_dir)
+        saved = {k: v for k, v in (store.meta.get("config") or {}).items() if k != "query"}
+        kb = cls(config or RetrievalConfig.from_dict(saved), store_dir)
         kb.store = store
         return kb
 
@@ -174,13 +198,15 @@ class KnowledgeBase:
 
     def _run_indexing(self, pipe: Pipeline, data: dict[str, Any], save: bool) -> IndexReport:
         start = time.perf_counter()
-        result = pipe.run(data, include_outputs_from={"dedup", "cleaner"})
+        result = run_pipeline(pipe, data, include_outputs_from={"dedup", "cleaner"})
         chunks: list[Document] = result["dedup"]["documents"]
         if not chunks:
             raise EmptyCorpusError("nothing to index: every input was empty")
         embedder = pipe.get_component("embedder")
         removed = self._remove_stale(chunks)
-        self.store.meta["config"] = self.config.model_dump(mode="json")
+        # Only what shaped the index is persisted; query settings are the caller's (current defaults or
+        # the config passed to `open`).
+        self.store.meta["config"] = self.config.model_dump(mode="json", exclude={"query"})
         self._build_bm25()
         if save and self.store.path:
             self.store.save()
@@ -200,9 +226,9 @@ class KnowledgeBase:
         return len(stale)
 
     def _build_bm25(self) -> None:
+        """Build (and so persist with the store) the bm25s index; relevance scoring needs it in every mode."""
         b = self.config.bm25
-        if b.backend == "bm25s":
-            self.store.bm25_index(BM25Index(BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method))
+        self.store.bm25_index(BM25Index(BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method))
 
     def save(self) -> None:
         """Save the store to its directory atomically."""
@@ -215,7 +241,7 @@ class KnowledgeBase:
         key = q.model_dump_json()
         if key not in self._runners:
             pipe, info = build_query_pipeline(self.config, self.store, q)
-            self._runners[key] = QueryRunner(pipe, info, self.store)
+            self._runners[key] = QueryRunner(pipe, info, self.store, self.config, q)
         return self._runners[key]
 
     def search(
@@ -230,18 +256,25 @@ class KnowledgeBase:
             result.notes.append("query has no letters or digits; nothing to search for")
             return result
         start = time.perf_counter()
-        try:
-            docs = runner.run(text, filters=filters, top_k=top_k)
-        except RetrievalError:
-            raise
-        except Exception as exc:  # Haystack wraps component failures in PipelineRuntimeError
-            cause = exc.__cause__ if isinstance(exc.__cause__, RetrievalError) else None
-            if cause is not None:
-                raise cause from exc
-            raise RetrievalError(f"search failed: {exc}") from exc
+        docs = runner.run(text, filters=filters, top_k=top_k)
         result.timings_ms["search"] = (time.perf_counter() - start) * 1000
         result.hits = [to_hit(d) for d in docs]
         return result
+
+
+def run_pipeline(pipe: Pipeline, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Run a Haystack pipeline, re-raising our own errors that Haystack wrapped in PipelineRuntimeError."""
+    try:
+        return pipe.run(data, **kwargs)
+    except RetrievalError:
+        raise
+    except Exception as exc:
+        cause: BaseException | None = exc
+        while cause is not None and not isinstance(cause, RetrievalError):
+            cause = cause.__cause__
+        if cause is not None:
+            raise cause from exc
+        raise RetrievalError(f"pipeline failed: {exc}") from exc
 
 
 def validate_query(query: str) -> str:

@@ -176,20 +176,25 @@ def _dense_retriever(config: RetrievalConfig, store: EmbeddedDocumentStore, top_
     return FastEmbeddingRetriever(document_store=store, top_k=top_k, scale_score=scale)
 
 
-_STOCK_STORES: dict[int, Any] = {}
+_STOCK_STORES: dict[tuple[int, int], tuple[EmbeddedDocumentStore, Any]] = {}
 
 
 def _stock_store(store: EmbeddedDocumentStore) -> Any:
-    """Haystack's InMemoryDocumentStore holding the same documents and embeddings (for comparison)."""
-    key = id(store)
-    if key not in _STOCK_STORES:
+    """Haystack's InMemoryDocumentStore holding the same documents and embeddings (for comparison).
+
+    The copy is reused while `store` is the same object at the same revision; a changed store (or a new
+    store that happens to reuse a freed object's id) gets a fresh copy.
+    """
+    key = (id(store), store.revision)
+    cached = _STOCK_STORES.get(key)
+    if cached is None or cached[0] is not store:
         from haystack.document_stores.in_memory import InMemoryDocumentStore
 
         stock = InMemoryDocumentStore(shared=False, embedding_similarity_function="cosine")
         stock.write_documents(store.filter_documents())
         _STOCK_STORES.clear()  # one at a time: it holds a full copy
-        _STOCK_STORES[key] = stock
-    return _STOCK_STORES[key]
+        _STOCK_STORES[key] = cached = (store, stock)
+    return cached[1]
 
 
 def _build_reranker(q: QueryConfig, info: QueryPipelineInfo) -> Any:

@@ -2,18 +2,21 @@
 
 The control plane decides "good retrieval or not" by the best chunk's relevance, so the score must be
 absolute — min-max or rank-based scores give every list's top hit the same value and cannot tell good
-retrieval from bad. Two absolute signals are combined with a logistic model:
+retrieval from bad. Two absolute signals are combined with a logistic model per language:
 
-- the chunk's dense cosine similarity with the query (all-MiniLM-L6-v2 is an English model: on Chinese
-  text its cosines barely separate relevant from unrelated chunks, so the cosine is weighted by the
-  query's share of Latin letters);
+- the chunk's dense cosine similarity with the query;
 - idf-weighted term coverage: the share of the query's BM25 idf mass whose terms the chunk contains
   (terms the corpus never mentions count as missing, with the highest idf).
 
-`relevance = sigmoid(w_cos * cosine * (1 - cjk) + w_cov * coverage + w_cjk * cjk + bias)` where `cjk` is
-the query's share of CJK characters among its letters. The default weights were fitted on the `tune`
-half of the labelled handbook cases (answerable vs unanswerable) by `python -m eval.calibrate_relevance`,
-which also reports accuracy on the held-out `test` half; 0.5 on this scale is the decision threshold.
+all-MiniLM-L6-v2 is an English model: on Chinese text its cosines barely separate relevant from
+unrelated chunks, so the Chinese model uses coverage only. With `cjk` the query's share of CJK characters
+among its letters, the logit blends the two models:
+
+    logit = (1 - cjk) * (w_cos * cosine + w_cov_en * coverage + b_en) + cjk * (w_cov_zh * coverage + b_zh)
+
+The default weights were fitted on the `tune` half of the labelled handbook cases (answerable vs
+unanswerable) by `python -m eval.calibrate_relevance`, which also reports accuracy on the held-out `test`
+half; 0.5 on this scale is the decision threshold.
 """
 
 from __future__ import annotations
@@ -32,17 +35,19 @@ def cjk_share(text: str) -> float:
     return cjk / (cjk + latin) if cjk + latin else 0.0
 
 
-def relevance_features(cosine: float, coverage: float, query: str) -> tuple[float, float, float]:
-    """The model's inputs: (cosine weighted by Latin share, term coverage, CJK share of the query)."""
+Features = tuple[float, float, float, float, float]
+
+
+def relevance_features(cosine: float, coverage: float, query: str) -> Features:
+    """The model's inputs, in weight order: ((1-cjk)·cosine, (1-cjk)·coverage, 1-cjk, cjk·coverage, cjk)."""
     share = cjk_share(query)
-    return cosine * (1.0 - share), coverage, share
+    latin = 1.0 - share
+    return latin * cosine, latin * coverage, latin, share * coverage, share
 
 
-def relevance_probability(
-    features: tuple[float, float, float], weights: tuple[float, float, float], bias: float
-) -> float:
-    """Logistic combination of the features; a probability in (0, 1)."""
-    z = bias + sum(w * x for w, x in zip(weights, features, strict=True))
+def relevance_probability(features: Features, weights: Features) -> float:
+    """Logistic combination of the features (the per-language biases are among the weights)."""
+    z = sum(w * x for w, x in zip(weights, features, strict=True))
     if z >= 0:
         return 1.0 / (1.0 + math.exp(-z))
     ez = math.exp(z)

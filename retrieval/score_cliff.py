@@ -40,7 +40,7 @@ def validate_scores(scores: Sequence[float | None]) -> list[float]:
     return checked
 
 
-def cliff_cut(scores: Sequence[float], drop_ratio: float = 0.5, max_keep: int = 5, min_keep: int = 1) -> int:
+def cliff_cut(scores: Sequence[float | None], drop_ratio: float = 0.5, max_keep: int = 5, min_keep: int = 1) -> int:
     """Return how many of the ranked `scores` to keep (SPEC §2).
 
     Keep the first; stop at the first score below `previous * (1 - drop_ratio)`, or once `max_keep` are
@@ -57,7 +57,9 @@ def cliff_cut(scores: Sequence[float], drop_ratio: float = 0.5, max_keep: int = 
     floor = min(min_keep, max_keep, len(values))
     kept = 1
     while kept < min(max_keep, len(values)):
-        if kept >= floor and values[kept] < values[kept - 1] * (1 - drop_ratio):
+        # relative tolerance: a drop of exactly drop_ratio (e.g. 0.8 -> 0.6 at 0.25, where 0.8 * 0.75 is
+        # 0.6000000000000001 in floating point) is on the boundary and kept, as documented
+        if kept >= floor and values[kept] < values[kept - 1] * (1 - drop_ratio) * (1 - 1e-9):
             break
         kept += 1
     return max(kept, floor)

@@ -50,6 +50,8 @@ class EmbeddedDocumentStore:
         self._bm25: dict[str, BM25Index] = {}
         self._saved_bm25_dir: Path | None = None
         self.meta: dict[str, Any] = {}
+        self.revision = 0
+        """Incremented on every change of the documents; lets derived copies detect staleness."""
 
     # -- Haystack DocumentStore protocol -------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -153,7 +155,11 @@ class EmbeddedDocumentStore:
         key = json.dumps(template.params(), sort_keys=True)
         index = self._bm25.get(key)
         if index is None and self._saved_bm25_dir is not None:
-            index = BM25Index.load(self._saved_bm25_dir, template.params())
+            try:
+                index = BM25Index.load(self._saved_bm25_dir, template.params())
+            except Exception as exc:  # a damaged saved index is only a cache: rebuild it from the documents
+                logger.warning("saved BM25 index %s unreadable (%s); rebuilding", self._saved_bm25_dir, exc)
+                index = None
             if index is not None and index.num_docs != len(self._docs):
                 index = None
         if index is None:
@@ -166,9 +172,9 @@ class EmbeddedDocumentStore:
     # -- persistence -----------------------------------------------------------------------------
     def save(self, path: str | Path | None = None) -> Path:
         """Write the store to `path` (or its own path) atomically and return the directory."""
-        target = Path(path or self.path or "")
-        if not str(target):
+        if not (path or self.path):  # Path("") is ".": never write into the working directory by accident
             raise StoreError("no path given to save the store to")
+        target = Path(path or self.path or "")
         target.mkdir(parents=True, exist_ok=True)
         version = f"v-{uuid.uuid4().hex[:12]}"
         tmp = target / f".tmp-{version}"
@@ -191,9 +197,11 @@ class EmbeddedDocumentStore:
             with pointer.open("rb") as fh:
                 os.fsync(fh.fileno())
             os.replace(pointer, target / _CURRENT)
-        except OSError as exc:
+        except BaseException as exc:  # any failure (not only OSError) must leave no half-written version
             shutil.rmtree(tmp, ignore_errors=True)
-            raise StoreError(f"cannot write store to {target}: {exc.strerror or exc}") from exc
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot write store to {target}: {exc.strerror or exc}") from exc
+            raise
         for old in target.glob("v-*"):
             if old.name != version:
                 shutil.rmtree(old, ignore_errors=True)
@@ -214,6 +222,8 @@ class EmbeddedDocumentStore:
         store = cls(path=str(root))
         try:
             manifest = json.loads((version_dir / "manifest.json").read_text(encoding="utf-8"))
+            if not isinstance(manifest, dict):
+                raise CorruptStoreError(f"store at {root} is corrupt: manifest.json is not a JSON object")
             if manifest.get("format") != FORMAT_VERSION:
                 raise CorruptStoreError(f"{root}: unsupported store format {manifest.get('format')!r}")
             with (version_dir / "documents.jsonl").open(encoding="utf-8") as fh:
@@ -222,9 +232,10 @@ class EmbeddedDocumentStore:
             matrix = np.load(emb_file) if emb_file.is_file() else None
         except CorruptStoreError:
             raise
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # AttributeError: no dict
             raise CorruptStoreError(f"store at {root} is corrupt or incomplete: {exc}") from exc
-        if len(docs) != manifest.get("count") or (matrix is not None and matrix.shape[0] != len(docs)):
+        bad_matrix = matrix is not None and (matrix.ndim != 2 or matrix.shape[0] != len(docs))
+        if len(docs) != manifest.get("count") or bad_matrix:
             raise CorruptStoreError(f"store at {root} is corrupt: document and embedding counts disagree")
         store._docs = docs
         store._index = {d.id: i for i, d in enumerate(docs)}
@@ -236,6 +247,7 @@ class EmbeddedDocumentStore:
 
     # -- internals -------------------------------------------------------------------------------
     def _changed(self) -> None:
+        self.revision += 1
         self._matrix = None
         self._bm25.clear()
         self._saved_bm25_dir = None

@@ -1,0 +1,50 @@
+"""Assemble a ready agent from a store directory: knowledge base, retriever adapter, example tools, threads."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+from adapters.haystack_retriever import HaystackRetriever
+from adapters.orders_db import OrdersDatabase
+from control.api import Agent
+from control.context import Context
+from control.threads import sqlite_checkpointer
+from control.tools import ContractToolExecutor
+from retrieval.knowledge_base import KnowledgeBase
+
+
+def build_agent(
+    store_dir: str | Path,
+    *,
+    model: Any = None,
+    threads_db: str | Path | None = None,
+    orders_db: str | Path | None = None,
+    allow_list: Sequence[str] = DEFAULT_ALLOW_LIST,
+    max_calls_per_turn: int = 2,
+    **settings: Any,
+) -> Agent:
+    """An `Agent` over the store at `store_dir`.
+
+    - retrieval: the store's Haystack query pipeline through `HaystackRetriever`;
+    - tools: the example contracts (orders, tickets, dates, knowledge search) over a seeded SQLite
+      database at `orders_db` (default `<store_dir>/orders.sqlite`), restricted to `allow_list`;
+    - threads: persisted in SQLite at `threads_db` when given (the CLI's `chat`), else in memory;
+    - `model`: a LangChain chat model or a `provider:model` string; None = offline mode;
+    - `settings`: further `control.context.Context` fields (relevance_threshold, top_k, ...).
+    """
+    kb = KnowledgeBase.open(store_dir)
+    retriever = HaystackRetriever(kb)
+    db = OrdersDatabase(Path(orders_db) if orders_db else Path(store_dir) / "orders.sqlite")
+    registry = build_example_registry(db, retriever)
+    executor = ContractToolExecutor(registry, list(allow_list), max_calls_per_turn=max_calls_per_turn)
+    fields = {f.name for f in dataclasses.fields(Context)}
+    if "tools" in fields:
+        settings.setdefault("tools", registry)
+    if "allow_list" in fields:
+        settings.setdefault("allow_list", tuple(allow_list))
+    checkpointer = sqlite_checkpointer(threads_db) if threads_db else None
+    return Agent(retriever=retriever, model=model, tool_executor=executor, checkpointer=checkpointer, **settings)

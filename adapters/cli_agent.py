@@ -1,0 +1,136 @@
+"""CLI commands that talk to the agent: `ask`, `chat`, `serve-mcp`, `demo`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """Add the agent sub-commands to the `haygraph` parser."""
+    p = sub.add_parser("ask", help="answer one question from the knowledge base, citing evidence ids")
+    p.add_argument("question")
+    p.add_argument("--store", required=True, help="store directory made by `haygraph index`")
+    p.add_argument("--model", help="LangChain chat model as provider:name (needs the `langchain` extra); "
+                                   "default: offline mode (rule-based routing, extractive answers)")
+    p.add_argument("--json", action="store_true", help="print the stable JSON result object")
+    p.add_argument("--thread", default="ask", help="conversation thread id (default: ask)")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("chat", help="multi-turn conversation; threads persist in SQLite across restarts")
+    p.add_argument("--store", required=True)
+    p.add_argument("--thread", default="default", help="thread id to start or resume (default: default)")
+    p.add_argument("--threads-db", help="SQLite file for threads (default: <store>/threads.sqlite)")
+    p.add_argument("--model", help="LangChain chat model as provider:name; default: offline mode")
+    p.add_argument("--json", action="store_true", help="print one JSON result object per turn")
+    p.set_defaults(func=cmd_chat)
+
+    p = sub.add_parser("serve-mcp", help="serve the knowledge base over MCP (stdio): search + chunk lookup")
+    p.add_argument("--store", required=True)
+    p.set_defaults(func=cmd_serve_mcp)
+
+    p = sub.add_parser("demo", help="index the bundled handbook and run a scripted conversation")
+    p.add_argument("--store", help="where to keep the demo store (default: <cache dir>/demo-store)")
+    p.set_defaults(func=cmd_demo)
+
+
+def _agent(args: argparse.Namespace, threads_db: str | None = None) -> Any:
+    from adapters.agent import build_agent
+
+    return build_agent(args.store, model=args.model, threads_db=threads_db)
+
+
+def format_result(result: dict[str, Any]) -> str:
+    """Human-readable rendering of one turn's result object."""
+    lines = [result.get("answer") or "(no answer shown)"]
+    cited = set(result.get("evidence_ids") or [])
+    for ev in result.get("evidence") or []:
+        if ev["id"] in cited:
+            lines.append(f"  [{ev['id']}] {ev['source']}")
+    path = " → ".join(result.get("path") or [])
+    total = (result.get("timings_ms") or {}).get("total", 0.0)
+    lines.append(f"status: {result.get('status')}  route: {result.get('route')}  path: {path}  ({total:.0f} ms)")
+    return "\n".join(lines)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answer one question."""
+    result = _agent(args).ask(args.question, thread_id=args.thread)
+    print(json.dumps(result, ensure_ascii=False, indent=2) if args.json else format_result(result))
+    return 0
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    """Read questions from stdin until EOF/exit; each turn is checkpointed in SQLite."""
+    threads_db = args.threads_db or str(Path(args.store) / "threads.sqlite")
+    agent = _agent(args, threads_db=threads_db)
+    interactive = sys.stdin.isatty()
+    if interactive:
+        print(f"haygraph chat — thread {args.thread!r} (saved in {threads_db}); type 'exit' to quit")
+    while True:
+        if interactive:
+            print("> ", end="", flush=True)
+        line = sys.stdin.readline()
+        if not line or line.strip().lower() in {"exit", "quit"}:
+            break
+        if not line.strip():
+            continue
+        result = agent.ask(line.rstrip("\n"), thread_id=args.thread)
+        print(json.dumps(result, ensure_ascii=False) if args.json else format_result(result), flush=True)
+    return 0
+
+
+def cmd_serve_mcp(args: argparse.Namespace) -> int:
+    """Serve search and chunk lookup over MCP stdio (stdout carries the protocol: nothing else is printed)."""
+    from adapters.haystack_retriever import HaystackRetriever
+    from adapters.mcp_server import create_mcp_server, run_stdio
+    from retrieval.knowledge_base import KnowledgeBase
+
+    retriever = HaystackRetriever(KnowledgeBase.open(args.store))
+    retriever.warm_up()
+    run_stdio(create_mcp_server(retriever, retriever.lookup))
+    return 0
+
+
+DEMO_RETRIEVALS = ("How many days of annual leave do I get?", "报销需要在多少天内提交？")
+
+DEMO_TURNS: tuple[tuple[str, str], ...] = (
+    ("greeting (no retrieval)", "Hi there!"),
+    ("English policy question", "How many days per week am I allowed to work from home?"),
+    ("Chinese policy question", "请问婚假有几天？"),
+    ("poor first retrieval → expand", "Um, so, like, the thing about the guest wifi in the office, what's it called?"),
+    ("not in the handbook", "Can I bring my dog to the office?"),
+    ("order lookup (tool)", "帮我查一下订单 202405120001 的物流"),
+    ("missing order number (clarify)", "我上周买的东西咋还没到"),
+)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Index the bundled handbook, show ranked retrieval, then a scripted conversation over every route."""
+    from adapters.agent import build_agent
+    from retrieval import sample_handbook_path
+    from retrieval.embedding_cache import default_cache_dir
+    from retrieval.knowledge_base import KnowledgeBase
+
+    store = Path(args.store) if args.store else default_cache_dir() / "demo-store"
+    print(f"== Indexing the sample handbook ({sample_handbook_path()}) into {store}")
+    kb = KnowledgeBase.open(store) if (store / "CURRENT").is_file() else KnowledgeBase(store_dir=store)
+    report = kb.index([sample_handbook_path()], progress=True)
+    print(f"   {report.sources} documents -> {report.chunks} chunks ({report.embedded} embedded, "
+          f"{report.from_cache} from cache) in {report.seconds:.1f}s")
+    for query in DEMO_RETRIEVALS:
+        print(f"\n== Retrieval: {query}")
+        for rank, hit in enumerate(kb.search(query).hits, start=1):
+            print(f"   {rank}. [{hit.id}] score={hit.score:.4f} relevance={hit.relevance or 0:.2f}  "
+                  f"{' > '.join(hit.heading_path)}")
+    agent = build_agent(store)
+    print("\n== Conversation (offline mode: rule-based routing, extractive answers citing evidence ids)")
+    for label, question in DEMO_TURNS:
+        print(f"\n-- {label}\n>> {question}")
+        result = agent.ask(question, thread_id="demo")
+        print(format_result(result))
+    return 0
+
