@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,6 @@ from adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
 from adapters.haystack_retriever import HaystackRetriever
 from adapters.orders_db import OrdersDatabase
 from control.api import Agent
-from control.context import Context
 from control.threads import sqlite_checkpointer
 from control.tools import ContractToolExecutor
 from retrieval.knowledge_base import KnowledgeBase
@@ -40,11 +38,7 @@ def build_agent(
     retriever = HaystackRetriever(kb)
     db = OrdersDatabase(Path(orders_db) if orders_db else Path(store_dir) / "orders.sqlite")
     registry = build_example_registry(db, retriever)
+    # The executor carries the registry and allow-list; the graph reads them for schema selection.
     executor = ContractToolExecutor(registry, list(allow_list), max_calls_per_turn=max_calls_per_turn)
-    fields = {f.name for f in dataclasses.fields(Context)}
-    if "tools" in fields:
-        settings.setdefault("tools", registry)
-    if "allow_list" in fields:
-        settings.setdefault("allow_list", tuple(allow_list))
     checkpointer = sqlite_checkpointer(threads_db) if threads_db else None
     return Agent(retriever=retriever, model=model, tool_executor=executor, checkpointer=checkpointer, **settings)

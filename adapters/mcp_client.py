@@ -321,7 +321,7 @@ class MCPToolset:
             args_model = args_model_from_schema(name, schema)
             read_only = bool((tool.metadata or {}).get("readOnlyHint"))
 
-            def func(args: BaseModel, _server: str = server, _tool: BaseTool = tool) -> dict[str, Any]:
+            def func(args: BaseModel, *, _server: str = server, _tool: BaseTool = tool) -> dict[str, Any]:
                 return self._call(
                     _server, _tool, args.model_dump(mode="json", by_alias=True, exclude_unset=True)
                 )

@@ -9,7 +9,7 @@ from control.context import Context
 from control.errors import ConfigError, ControlError, ModelOutputError
 from control.evidence import Evidence, Retriever
 from control.extractive import ExtractiveAnswer, extractive_answer, insufficient_message
-from control.generation import build_generation_messages
+from control.generation import build_turn_prompt
 from control.graph import build_graph
 from control.model_mode import GroundedAnswer, RewrittenQueries, resolve_model
 from control.rules import RouteDecision, check_question, rewrite_query, route_question
@@ -38,8 +38,8 @@ __all__ = [
     "ToolExecutor",
     "ToolResult",
     "ask",
-    "build_generation_messages",
     "build_graph",
+    "build_turn_prompt",
     "check_question",
     "extractive_answer",
     "insufficient_message",

@@ -11,9 +11,13 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from control.budget import BudgetConfig
 from control.errors import ConfigError
 from control.evidence import Retriever
+from control.history import HistoryConfig
+from control.tokens import TokenCounter, get_token_counter
 from control.tool_types import ToolExecutor
+from control.tools import ContractToolExecutor, ToolRegistry
 
 
 @dataclass(kw_only=True)
@@ -48,13 +52,43 @@ class Context:
     """Chunks requested by an expansion (with the original question)."""
 
     tool_executor: ToolExecutor | None = None
-    """Runs tool calls under their contracts; None = every tool call gets an error result."""
+    """Runs tool calls under their contracts; None = every tool call gets an error result.
+
+    Built from `tool_registry` + `tool_allow_list` when None and a registry is given; a
+    `ContractToolExecutor` passed here supplies `tool_registry` and `tool_allow_list` when those are None.
+    """
+
+    tool_registry: ToolRegistry | None = None
+    """The tool contracts the graph knows: the router's catalogue and the source of offered schemas."""
+
+    tool_allow_list: tuple[str, ...] | None = None
+    """Tools this session may see and call (deny by default); None = the executor's allow-list."""
+
+    max_tool_calls_per_turn: int = 2
+    """Per-turn call budget of the executor built from `tool_registry` (a given executor keeps its own)."""
 
     max_question_chars: int = 2000
     """Longer questions are refused with status `needs_clarification`."""
 
     filters: dict[str, Any] | None = field(default=None)
     """Passed unchanged to every `Retriever.retrieve` call (e.g. tenant / access filters)."""
+
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    """Context window and shares of the generation prompt (default: 8192 tokens, default shares)."""
+
+    history: HistoryConfig = field(default_factory=HistoryConfig)
+    """Turns kept verbatim (3), running-summary size and entity bounds of the conversation."""
+
+    token_counter: TokenCounter | None = None
+    """Counter for the budget; None = the chat model's own counter with a model, else MiniLM's."""
+
+    model_summary: bool = True
+    """With a model, it writes the running summary of folded turns; otherwise it is extractive."""
+
+    full_result_cap_tokens: int = 2000
+    """A tool result's full content stays in state (for inspection) only up to this many tokens."""
+
+    _counter: TokenCounter | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.relevance_threshold <= 1.0:
@@ -65,7 +99,11 @@ class Context:
             )
         if self.max_retries < 0:
             raise ConfigError(f"max_retries must be >= 0, but got {self.max_retries}")
-        for name in ("top_k", "expand_top_k", "max_question_chars"):
+        if not isinstance(self.budget, BudgetConfig):
+            raise ConfigError(f"budget must be a BudgetConfig, but got {type(self.budget).__name__}")
+        if not isinstance(self.history, HistoryConfig):
+            raise ConfigError(f"history must be a HistoryConfig, but got {type(self.history).__name__}")
+        for name in ("top_k", "expand_top_k", "max_question_chars", "full_result_cap_tokens"):
             value = getattr(self, name)
             if value <= 0:
                 raise ConfigError(f"{name} must be > 0, but got {value}")
@@ -73,6 +111,42 @@ class Context:
             from control.model_mode import resolve_model
 
             self.model = resolve_model(self.model)
+        self._wire_tools()
+
+    def _wire_tools(self) -> None:
+        """Derive registry / allow-list / executor from each other (see the three fields)."""
+        if self.max_tool_calls_per_turn < 0:
+            raise ConfigError(f"max_tool_calls_per_turn must be >= 0, but got {self.max_tool_calls_per_turn}")
+        if isinstance(self.tool_allow_list, str):
+            raise ConfigError(
+                f"tool_allow_list must be a sequence of tool names, not the string {self.tool_allow_list!r}"
+            )
+        if self.tool_registry is not None and not isinstance(self.tool_registry, ToolRegistry):
+            raise ConfigError(
+                f"tool_registry must be a ToolRegistry, but got {type(self.tool_registry).__name__}"
+            )
+        executor = self.tool_executor
+        if isinstance(executor, ContractToolExecutor):
+            if self.tool_registry is None:
+                self.tool_registry = executor.registry
+            if self.tool_allow_list is None:
+                self.tool_allow_list = tuple(executor.allow_list)
+        if self.tool_allow_list is not None:
+            self.tool_allow_list = tuple(self.tool_allow_list)
+        if self.tool_registry is not None and executor is None:
+            if self.tool_allow_list is None:
+                raise ConfigError(
+                    "tool_registry was given without tool_allow_list: pass the names this session may "
+                    "call (e.g. tool_allow_list=DEFAULT_ALLOW_LIST), or a ContractToolExecutor"
+                )
+            self.tool_executor = ContractToolExecutor(
+                self.tool_registry, self.tool_allow_list, max_calls_per_turn=self.max_tool_calls_per_turn
+            )
+
+    @property
+    def offered_allow_list(self) -> tuple[str, ...]:
+        """The tool names a model may be shown this session (empty without an allow-list)."""
+        return self.tool_allow_list or ()
 
     @property
     def usable_relevance(self) -> float:
@@ -85,3 +159,12 @@ class Context:
     def chat_model(self) -> BaseChatModel | None:
         """The resolved chat model, or None in offline mode."""
         return self.model if isinstance(self.model, BaseChatModel) else None
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The budget's token counter: `token_counter`, else resolved once (model's or MiniLM) and cached."""
+        if self.token_counter is not None:
+            return self.token_counter
+        if self._counter is None:
+            self._counter = get_token_counter(self.chat_model)
+        return self._counter

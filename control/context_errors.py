@@ -1,13 +1,16 @@
 """Errors raised by context engineering (token counting, budget, prompt assembly, history).
 
-All derive from `ContextError`, so a caller (the generate node) can turn any of them into a
-status with one `except`. Errors that describe a bad value also derive from `ValueError`.
+All derive from `ContextError` (itself a `control.errors.ControlError`), so a caller (the
+generate node) can turn any of them into a status with one `except`. Errors that describe a bad
+value also derive from `ValueError`.
 """
 
 from __future__ import annotations
 
+from control.errors import ControlError
 
-class ContextError(Exception):
+
+class ContextError(ControlError):
     """Base class of every context-engineering error."""
 
 

@@ -10,41 +10,29 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from pydantic import ValidationError
 
 from control.context import Context
+from control.context_errors import ContextError
+from control.conversation import finish_turn, remember_entities
 from control.evidence import Evidence
 from control.extractive import extractive_answer, insufficient_message
-from control.generation import build_generation_messages
-from control.model_mode import model_generate, model_rewrite, model_route
-from control.rules import (
-    RouteDecision,
-    check_question,
-    chitchat_reply,
-    extract_entities,
-    is_chinese,
-    rewrite_query,
-    route_question,
-)
+from control.generation import build_turn_prompt, result_key_fields, results_for_state
+from control.model_mode import model_generate, model_rewrite
+from control.prompt import AssembledPrompt
+from control.rules import check_question, chitchat_reply, is_chinese, rewrite_query
 from control.state import State, Status, evidence_key, merge_evidence
+from control.tool_answer import summarize_tool_results
+from control.tool_routing import plan_turn
 from control.tool_types import ToolCall, ToolResult
 
 logger = logging.getLogger(__name__)
 
 HISTORY_MESSAGES = 6
-"""Messages of earlier turns shown to the model (until the history module windows them)."""
-
-
-def merge_entities(old: dict[str, list[str]] | None, new: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Union of entity lists per key, first-seen order, newest last (so `[-1]` is the latest)."""
-    out = {key: list(values) for key, values in (old or {}).items()}
-    for key, values in new.items():
-        kept = [v for v in out.get(key, []) if v not in values]
-        out[key] = [*kept, *values]
-    return out
+"""Messages of earlier turns shown to the model for routing and rewriting."""
 
 
 def best_relevance(evidence: Sequence[Evidence]) -> float | None:
@@ -75,6 +63,9 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "evidence": Overwrite([]),
         "tool_calls": [],
         "tool_results": Overwrite([]),
+        "intent": None,
+        "offered_tools": [],
+        "turn": int(state.get("turn") or 0) + 1,
         "context_budget": {},
         "input_problem": check.problem,
         "clarification": None,
@@ -90,13 +81,16 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if check.problem:
         return {**update, "route": "clarify", "clarification": check.problem}
     text = check.text
-    entities = merge_entities(state.get("entities"), extract_entities(text))
-    decision = _decide(ctx, text, _history(state), entities)
+    entities = remember_entities(state.get("entities"), text, ctx.history)
+    plan = plan_turn(ctx, text, history=_history(state), entities=entities, turn=update["turn"])
+    decision = plan.decision
     update.update(
         entities=entities,
         route=decision.route,
         messages=[HumanMessage(content=text)],
-        tool_calls=[decision.tool_call] if decision.tool_call else [],
+        tool_calls=plan.calls,
+        intent=plan.intent,
+        offered_tools=plan.offered,
         clarification=decision.clarification if decision.route == "clarify" else None,
     )
     if decision.route == "clarify" and not decision.clarification:
@@ -109,18 +103,6 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         queries = _rewrite(ctx, text, _history(state), entities)
         update.update(queries=queries, query=queries[0])
     return update
-
-
-def _decide(
-    ctx: Context, text: str, history: list[AnyMessage], entities: dict[str, list[str]]
-) -> RouteDecision:
-    model = ctx.chat_model
-    if model is not None:
-        try:
-            return model_route(model, text, history=history, entities=entities)
-        except Exception as exc:
-            logger.warning("model routing failed, using the rules: %s", exc)
-    return route_question(text, entities)
 
 
 def _rewrite(ctx: Context, text: str, history: list[AnyMessage], entities: dict[str, list[str]]) -> list[str]:
@@ -196,66 +178,24 @@ def tool_exec(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {"tool_results": results}
 
 
-def _flatten(content: Any) -> str:
-    if hasattr(content, "model_dump"):
-        content = content.model_dump()
-    if isinstance(content, dict):
-        parts = [
-            f"{key}: {value}"
-            for key, value in content.items()
-            if value is not None and not isinstance(value, dict | list)
-        ][:8]
-        return "; ".join(parts)
-    return str(content)[:500]
-
-
-def summarize_tool_results(results: Sequence[ToolResult], question: str) -> tuple[str, Status]:
-    """Turn tool results into a reply and a status.
-
-    ok -> the result's key fields as text (completed); invalid_arguments -> explain and ask the user
-    (needs_clarification); any other failure -> explain, try later (degraded).
-    """
-    zh = is_chinese(question)
-    lines: list[str] = []
-    statuses: set[Status] = set()
-    for result in results:
-        if result.status == "ok":
-            lines.append(f"{result.name}: {_flatten(result.content)}")
-            statuses.add("completed")
-        elif result.status == "invalid_arguments":
-            ask = "请提供正确的 12 位订单号。" if zh else "Please give me the 12-digit order number."
-            if result.name != "query_order":
-                ask = "请检查信息后再试。" if zh else "Please check the details you gave."
-            lines.append(f"{result.name}: {result.error or 'invalid arguments'}. {ask}")
-            statuses.add("needs_clarification")
-        else:
-            later = "请稍后再试。" if zh else "Please try again later."
-            lines.append(f"{result.name} failed ({result.status}: {result.error or 'no details'}). {later}")
-            statuses.add("degraded")
-    if not lines:
-        return ("没有可执行的工具调用。" if zh else "No tool call was made."), "degraded"
-    for status in ("needs_clarification", "degraded"):
-        if status in statuses:
-            return "\n".join(lines), status  # type: ignore[return-value]
-    return "\n".join(lines), "completed"
-
-
 def answer_from_evidence(
-    ctx: Context, state: State, evidence: list[Evidence]
+    ctx: Context, state: State, prompt: AssembledPrompt, evidence: list[Evidence]
 ) -> tuple[str | None, list[str], Status]:
-    """Answer from usable evidence: the model's grounded answer (validated) or the extractive one."""
+    """Answer from the evidence kept in the budgeted prompt: the model's (validated) or the extractive one.
+
+    The model may cite only evidence that is in `prompt`; the extractive answer uses the same
+    evidence, so both modes answer from exactly what fitted in the window.
+    """
     question = state["question"]
+    allowed = set(prompt.evidence_ids)
+    kept = [e for e in evidence if e.id in allowed]
     model = ctx.chat_model
     if model is not None:
-        messages = build_generation_messages(
-            question, evidence, history=_history(state)[:-1], entities=state.get("entities")
-        )
         try:
-            grounded = model_generate(model, messages)
+            grounded = model_generate(model, prompt.to_langchain())
         except Exception as exc:
             logger.warning("model generation failed, falling back to the extractive answer: %s", exc)
         else:
-            allowed = {e.id for e in evidence}
             cited = list(dict.fromkeys(grounded.evidence_ids))
             if not grounded.answer.strip():
                 return insufficient_message(question), [], "insufficient_evidence"
@@ -263,40 +203,80 @@ def answer_from_evidence(
                 logger.warning("model answer rejected: cited %s, allowed %s", cited, sorted(allowed))
                 return None, [], "rejected"
             return grounded.answer.strip(), cited, "completed"
-    extracted = extractive_answer(state.get("query") or question, evidence)
+    extracted = extractive_answer(state.get("query") or question, kept)
     if extracted is None:
         return insufficient_message(question), [], "insufficient_evidence"
     return extracted.answer, extracted.evidence_ids, ("degraded" if model is not None else "completed")
 
 
+def budget_failure_message(question: str) -> str:
+    """Return the reply of a turn whose prompt could not be built inside the context window."""
+    if is_chinese(question):
+        return "问题和对话内容超出了模型的上下文窗口，无法作答。请缩短问题或开始新的对话。"
+    return (
+        "This question and its context do not fit in the model's context window, so it cannot be "
+        "answered. Please shorten the question or start a new conversation."
+    )
+
+
 def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Write the turn's answer, status and cited evidence ids, according to the route."""
+    """Write the turn's answer, status and cited evidence ids, then fold the conversation history.
+
+    On the retrieve route (with usable evidence) and the tool route the budgeted prompt is
+    assembled (`control.generation.build_turn_prompt`, offline too) and its record written to
+    `context_budget`; a prompt that cannot fit the window gives status `degraded`, never an error.
+    """
     ctx = runtime.context
     question = state.get("question", "")
     route = state.get("route", "clarify")
     evidence_ids: list[str] = []
     answer: str | None
     status: Status
-    if route == "answer":
-        answer, status = chitchat_reply(question), "completed"
-    elif route == "clarify":
-        answer, status = state.get("clarification") or "", "needs_clarification"
-    elif route == "tool":
-        answer, status = summarize_tool_results(state.get("tool_results") or [], question)
-    else:
-        usable = usable_evidence(state.get("evidence") or [], ctx.usable_relevance)
-        if usable:
-            answer, evidence_ids, status = answer_from_evidence(ctx, state, usable)
-        elif state.get("retrieval_error"):
-            answer = (
-                "知识库暂时不可用，请稍后再试。"
-                if is_chinese(question)
-                else "The knowledge base is not available right now. Please try again later."
+    update: dict[str, Any] = {}
+    try:
+        if route == "answer":
+            answer, status = chitchat_reply(question), "completed"
+        elif route == "clarify":
+            answer, status = state.get("clarification") or "", "needs_clarification"
+        elif route == "tool":
+            results = list(state.get("tool_results") or [])
+            prompt = build_turn_prompt(ctx, state, tool_results=results)
+            update["context_budget"] = prompt.budget
+            answer, status = summarize_tool_results(
+                results, question, calls=state.get("tool_calls") or [], key_fields=result_key_fields(ctx)
             )
-            status = "degraded"
+            stored, changed = results_for_state(
+                results,
+                counter=ctx.counter,
+                cap_tokens=ctx.full_result_cap_tokens,
+                key_fields=result_key_fields(ctx),
+            )
+            if changed:
+                update["tool_results"] = Overwrite(stored)
         else:
-            answer, status = insufficient_message(question), "insufficient_evidence"
-    update: dict[str, Any] = {"answer": answer, "status": status, "evidence_ids": evidence_ids}
-    if answer and not state.get("input_problem"):
-        update["messages"] = [AIMessage(content=answer)]  # the question itself was added by analyze
+            usable = usable_evidence(state.get("evidence") or [], ctx.usable_relevance)
+            if usable:
+                prompt = build_turn_prompt(ctx, state, evidence=usable)
+                update["context_budget"] = prompt.budget
+                answer, evidence_ids, status = answer_from_evidence(ctx, state, prompt, usable)
+            elif state.get("retrieval_error"):
+                answer = (
+                    "知识库暂时不可用，请稍后再试。"
+                    if is_chinese(question)
+                    else "The knowledge base is not available right now. Please try again later."
+                )
+                status = "degraded"
+            else:
+                answer, status = insufficient_message(question), "insufficient_evidence"
+    except ContextError as exc:
+        logger.error("generation prompt does not fit the context window: %s", exc)
+        update["context_budget"] = {
+            "error": f"{type(exc).__name__}: {exc}",
+            "window": ctx.budget.context_window,
+            "limit": ctx.budget.limit,
+        }
+        answer, evidence_ids, status = budget_failure_message(question), [], "degraded"
+    update.update(answer=answer, status=status, evidence_ids=evidence_ids)
+    if not state.get("input_problem"):
+        update.update(finish_turn(ctx, state, answer))  # the question itself was added by analyze
     return update

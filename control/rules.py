@@ -85,6 +85,11 @@ class RouteDecision(BaseModel):
         )
     )
     reason: str = Field(default="", description="One short sentence explaining the choice.")
+    intent: str | None = Field(
+        default=None,
+        description="For route=tool (or clarify about a tool request): the intent whose tools are "
+        "needed, one of the intents listed in the instructions.",
+    )
     tool_name: str | None = Field(default=None, description="For route=tool: the tool to call.")
     tool_args: dict[str, Any] | None = Field(default=None, description="For route=tool: its arguments.")
     clarification: str | None = Field(
@@ -232,6 +237,7 @@ def route_question(text: str, entities: dict[str, list[str]] | None = None) -> R
         wrong = _LONG_NUMBER.search(text)
         return RouteDecision(
             route="clarify",
+            intent="order",
             reason="order question without a valid 12-digit order number",
             clarification=order_number_request(text, wrong.group(0) if wrong else None),
         )
@@ -241,6 +247,7 @@ def route_question(text: str, entities: dict[str, list[str]] | None = None) -> R
 def _order_call(order_id: str, reason: str) -> RouteDecision:
     return RouteDecision(
         route="tool",
+        intent="order",
         reason=reason,
         tool_name="query_order",
         tool_args={"order_id": order_id, "detail_level": "summary"},

@@ -3,13 +3,14 @@
 List and dict fields that several nodes write have reducers. A conversation thread keeps its
 state across turns (checkpointer), so every per-turn field is reset by `analyze`, the entry node of
 every turn: fields with reducers are reset with `langgraph.types.Overwrite`, plain fields are simply
-written again. What survives between turns is only `messages` and `entities`.
+written again. What survives between turns is only `messages` (the last turns, bounded by
+`generate`), `summary` and `entities`.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -79,8 +80,29 @@ class State(InputState, total=False):
     tool_results: Annotated[list[ToolResult], operator.add]
     """Results of this turn's tool calls; errors are results too."""
 
-    context_budget: dict[str, int]
-    """Token allocation of the generation prompt (filled by the token-budget code)."""
+    intent: str | None
+    """The routed tool intent this turn (e.g. "order"); selects the tools offered. None = no tools."""
+
+    offered_tools: list[str]
+    """Names of the tool schemas bound to the model this turn (only the routed intent's, allowed ones).
+
+    Their schemas are `Context.tool_registry.get(name).model_schema()`; empty in offline mode (the rules
+    offer no schemas) and when no registry is configured.
+    """
+
+    turn: int
+    """Number of this turn in the thread, from 1 (kept and incremented by `analyze`); it makes model
+    tool-call ids, and so the request ids of side-effect tools, unique across turns."""
+
+    context_budget: dict[str, Any]
+    """Token budget of this turn's prompt: per part allowed/used, totals vs limit (`control.prompt`).
+
+    Filled by `generate` whenever it assembles a prompt (retrieve and tool routes, offline too);
+    `{}` when no prompt was built; holds `error` when the prompt could not fit the window.
+    """
+
+    summary: str
+    """Running summary of the turns folded out of `messages` (kept across turns)."""
 
     route: Route
     """The route chosen by `analyze` for this turn."""

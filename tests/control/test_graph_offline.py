@@ -245,7 +245,8 @@ class TestToolRoute:
         assert executor.calls[0][0][0].args == {"order_id": "123456789012", "detail_level": "summary"}
         assert executor.calls[0][1] == "default"  # no checkpointer -> no thread id
         assert state["status"] == "completed"
-        assert state["answer"] == "query_order: order_id: 123456789012; status: shipped"
+        # no registry -> no key fields known: every non-empty field is shown, the empty "eta" is not
+        assert state["answer"] == "query_order: order_id: 123456789012; status: shipped; items: [1, 2]"
 
     def test_invalid_arguments_asks_user(self) -> None:
         executor = RecordingExecutor(
@@ -257,7 +258,12 @@ class TestToolRoute:
         )
         state = run("order 123456789012", tool_executor=executor)
         assert state["status"] == "needs_clarification"
-        assert state["answer"] == "query_order: order_id: bad. Please give me the 12-digit order number."
+        # the validation message stays in tool_results; the user is asked for the order number
+        assert state["tool_results"][0].error == "order_id: bad"
+        assert state["answer"] == (
+            "'123456789012' is not a valid order number. "
+            "Please give me your 12-digit order number so I can look it up."
+        )
 
     def test_executor_exception_is_an_error_result(self) -> None:
         executor = RecordingExecutor(TimeoutError("took too long"))
@@ -299,7 +305,14 @@ class TestPerTurnReset:
         fourth = graph.invoke({"question": "hi"}, context=ctx, config=cfg)
         assert fourth["tool_results"] == [] and fourth["tool_calls"] == []
         assert fourth["path"] == ["analyze", "generate"]
-        assert [m.type for m in fourth["messages"]] == ["human", "ai"] * 4
+        # only the last 3 turns stay verbatim; the first one is folded into the running summary
+        assert [m.content for m in fourth["messages"]][::2] == [
+            "My order 123456789012 has not arrived",
+            "where is my order?",
+            "hi",
+        ]
+        assert [m.type for m in fourth["messages"]] == ["human", "ai"] * 3
+        assert fourth["summary"].startswith("User: parking badge electric dress code")
 
 
 class TestContextValidation:
