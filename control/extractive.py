@@ -6,12 +6,12 @@ the answer is copied verbatim from a cited chunk, so the answer can only contain
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
 from control.evidence import Evidence
 from control.rules import is_chinese
-from control.sentences import split_sentences
 
 _EN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -22,6 +22,13 @@ _STOP_WORDS = (
 )
 _EN_STOP = frozenset(_STOP_WORDS.split(" "))
 _ZH_STOP = frozenset("的了是吗呢吧啊呀么什怎我你您他她它们在有和与及或请问一下个这那哪")
+
+_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}\s|\|)")
+# Headings, table separator rows and bold-only labels ("**Your first day**") are not answers.
+_NOT_AN_ANSWER = re.compile(r"^(?:#{1,6}\s|[|:\-\s]+$|(?:[-*+]\s+)?\*\*[^*]+\*\*:?$)")
+_MIN_UNIT_CHARS = 6
+_SENTENCE_END = re.compile(r"(?<=[。！？；])|(?<=[.!?;])\s+")
+_CJK_EDGE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff，。！？；：、）》」』]")
 
 INSUFFICIENT_EN = "I could not find evidence for this in the knowledge base."
 INSUFFICIENT_ZH = "知识库中没有找到与此相关的依据。"
@@ -68,10 +75,52 @@ def terms(text: str) -> dict[str, float]:
     return out
 
 
-def sentence_score(query_terms: dict[str, float], sentence: str) -> float:
-    """Sum of the weights of query terms that occur in the sentence."""
+def answer_units(text: str) -> list[str]:
+    """Candidate answer sentences of a chunk: Markdown-aware, with hard-wrapped lines joined.
+
+    Blocks are paragraphs, list items, headings and table rows; lines inside a block are joined (with a
+    space between Latin words, nothing between Chinese characters), then split at sentence ends.
+    Headings and table separator rows are not answers and are left out.
+    """
+    blocks: list[list[str]] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            blocks.append([])
+        elif _BLOCK_START.match(line) or not blocks or not blocks[-1] or blocks[-1][0].startswith(("#", "|")):
+            blocks.append([stripped])
+        else:
+            blocks[-1].append(stripped)
+    units: list[str] = []
+    for block in blocks:
+        if not block:
+            continue
+        joined = block[0]
+        for nxt in block[1:]:
+            glue = "" if _CJK_EDGE.match(joined[-1]) and _CJK_EDGE.match(nxt[0]) else " "
+            joined += glue + nxt
+        for piece in _SENTENCE_END.split(joined):
+            piece = piece.strip()
+            if len(piece) >= _MIN_UNIT_CHARS and not _NOT_AN_ANSWER.match(piece):
+                units.append(piece)
+    return units
+
+
+def sentence_score(query_terms: dict[str, float], sentence: str, idf: dict[str, float] | None = None) -> float:
+    """Sum of the weights (times their idf among the candidates, when given) of query terms in the sentence."""
     found = terms(sentence)
-    return sum(weight for term, weight in query_terms.items() if term in found)
+    return sum(weight * (idf or {}).get(term, 1.0) for term, weight in query_terms.items() if term in found)
+
+
+def candidate_idf(query_terms: dict[str, float], sentences: list[str]) -> dict[str, float]:
+    """Inverse document frequency of each query term among the candidate sentences, ln(1 + N / df).
+
+    A term that every candidate shares ("days", "policy") says little about which sentence answers;
+    a term few candidates contain ("home", "婚假") says a lot.
+    """
+    found = [terms(s) for s in sentences]
+    n = len(found)
+    return {t: math.log(1 + n / sum(1 for f in found if t in f)) for t in query_terms if any(t in f for f in found)}
 
 
 def extractive_answer(
@@ -79,8 +128,8 @@ def extractive_answer(
 ) -> ExtractiveAnswer | None:
     """Pick the best 1–`max_sentences` sentences of the top `max_evidence` chunks for `query`.
 
-    Sentences (split by `control.sentences.split_sentences`, stripped but verbatim, so each is a
-    substring of its chunk) are ranked by term overlap with the query (ties: better chunk first,
+    Sentences (`answer_units`: verbatim except that hard-wrapped lines are joined) are ranked by
+    idf-weighted term overlap with the query (ties: better chunk first,
     earlier sentence first); those scoring at least half of the best are kept. If no sentence shares a
     term with the query, the first sentence of the best chunk is used (the chunk passed the relevance check).
     Each sentence is followed by " [evidence id]". Returns None when `evidence` is empty.
@@ -88,11 +137,16 @@ def extractive_answer(
     if not evidence:
         return None
     query_terms = terms(query)
-    scored: list[tuple[float, int, int, str, str]] = []
-    for rank, item in enumerate(evidence[:max_evidence]):
-        for pos, sentence in enumerate(split_sentences(item.text)):
-            score = sentence_score(query_terms, sentence)
-            scored.append((score, rank, pos, sentence, item.id))
+    candidates = [
+        (rank, pos, sentence, item.id)
+        for rank, item in enumerate(evidence[:max_evidence])
+        for pos, sentence in enumerate(answer_units(item.text))
+    ]
+    idf = candidate_idf(query_terms, [c[2] for c in candidates])
+    scored: list[tuple[float, int, int, str, str]] = [
+        (sentence_score(query_terms, sentence, idf), rank, pos, sentence, ev_id)
+        for rank, pos, sentence, ev_id in candidates
+    ]
     if not scored:
         return None
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))

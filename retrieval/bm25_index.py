@@ -20,6 +20,8 @@ from retrieval.tokenize import BM25Tokenizer
 
 logger = logging.getLogger(__name__)
 
+_TERM_CACHE_SIZE = 100_000
+
 
 class BM25Index:
     """BM25 scores for every document of a corpus, computed with one sparse lookup per query."""
@@ -38,6 +40,7 @@ class BM25Index:
         self._bm25: Any = None
         self.num_docs = 0
         self.doc_freq: dict[str, int] = {}
+        self._term_sets: dict[str, frozenset[str]] = {}  # text -> its terms, for term_coverage
 
     def params(self) -> dict[str, Any]:
         """Everything that determines the index content, used to decide whether a saved index fits."""
@@ -82,9 +85,22 @@ class BM25Index:
         terms = set(self.tokenizer(query))
         if not terms:
             return 0.0
-        present = set(self.tokenizer(text))
+        present = self._terms(text)
         total = sum(self.idf(t) for t in terms)
         return sum(self.idf(t) for t in terms & present) / total if total > 0 else 0.0
+
+    def _terms(self, text: str) -> frozenset[str]:
+        """Return the set of terms of `text`, cached.
+
+        Retrieved chunks recur across queries; tokenizing every hit again on each query (jieba, stemming)
+        cost ~100 ms per query at top_k=100 in English and ~1 s in Chinese (measured by the eval harness).
+        """
+        terms = self._term_sets.get(text)
+        if terms is None:
+            if len(self._term_sets) >= _TERM_CACHE_SIZE:
+                self._term_sets.clear()
+            terms = self._term_sets[text] = frozenset(self.tokenizer(text))
+        return terms
 
     def save(self, directory: Path) -> None:
         """Write the index and its parameters into `directory` (created)."""

@@ -40,7 +40,9 @@ def validate_scores(scores: Sequence[float | None]) -> list[float]:
     return checked
 
 
-def cliff_cut(scores: Sequence[float | None], drop_ratio: float = 0.5, max_keep: int = 5, min_keep: int = 1) -> int:
+def cliff_cut(
+    scores: Sequence[float | None], drop_ratio: float = 0.5, max_keep: int = 5, min_keep: int = 1
+) -> int:
     """Return how many of the ranked `scores` to keep (SPEC §2).
 
     Keep the first; stop at the first score below `previous * (1 - drop_ratio)`, or once `max_keep` are

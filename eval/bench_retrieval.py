@@ -1,0 +1,272 @@
+"""Retrieval latency benchmark: our hybrid pipeline (bm25s + numpy) against Haystack's stock retrievers.
+
+Run as ``python -m eval.bench_retrieval [--chunks 20000] [--queries 200]``. It builds a store from the
+real corpora in the shared BEIR datasets (``$HAYGRAPH_DATASETS`` or ``../shared/datasets`` beside the
+repository), split with the project's splitter, embedded with `CachedDocumentEmbedder` (vectors are
+cached on disk, so only the first run pays for embedding), and prints p50/p95 query latency over the
+datasets' real queries for:
+
+- our hybrid pipeline (FastBM25Retriever + FastEmbeddingRetriever + HybridFusion + ScoreCliffCutter),
+  excluding the query embedding (the precomputed vector is fed to the dense retriever) and including it;
+- the same pipeline built with ``bm25.backend="haystack"`` and ``dense.backend="haystack"``
+  (InMemoryBM25Retriever / InMemoryEmbeddingRetriever), both ways;
+- each retriever alone, and the speed-up ratios.
+
+This is a script that prints figures, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from haystack import Document, Pipeline
+
+from retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
+from retrieval.config import RetrievalConfig
+from retrieval.converters import read_beir_corpus
+from retrieval.embedding_cache import CachedDocumentEmbedder
+from retrieval.models import resolve_model
+from retrieval.pipelines import build_query_pipeline
+from retrieval.splitter import StructuredSplitter
+from retrieval.store import EmbeddedDocumentStore
+from retrieval.tokenize import BM25Tokenizer
+
+TARGET_SPEEDUP = 20.0
+
+
+def datasets_dir() -> Path:
+    """`$HAYGRAPH_DATASETS`, else the shared datasets folder beside the repository."""
+    env = os.environ.get("HAYGRAPH_DATASETS")
+    return Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+
+
+def load_chunks(root: Path, limit: int) -> list[Document]:
+    """Split every dataset's corpus into chunks (source ids prefixed by dataset) and return up to `limit`."""
+    corpora = sorted(root.glob("*/corpus.jsonl"))
+    if not corpora:
+        raise SystemExit(f"no */corpus.jsonl under {root} (set HAYGRAPH_DATASETS)")
+    splitter, identify, dedup = StructuredSplitter(), ChunkIdentifier(), ContentDeduplicator()
+    chunks: list[Document] = []
+    for corpus in corpora:
+        name = corpus.parent.name
+        docs = [
+            Document(
+                content=d.content,
+                meta={**d.meta, "source_id": f"{name}/{d.meta['source_id']}", "dataset": name},
+            )
+            for d in read_beir_corpus(corpus)
+        ]
+        chunks.extend(splitter.run(documents=docs)["documents"])
+        if len(chunks) >= limit * 1.05:  # a little spare for duplicates dropped below
+            break
+    unique = dedup.run(documents=identify.run(documents=chunks)["documents"])["documents"]
+    if len(unique) < limit:
+        print(f"note: the corpora give only {len(unique)} distinct chunks (asked for {limit})")
+    return unique[:limit]
+
+
+def load_queries(root: Path, limit: int) -> list[str]:
+    """Up to `limit` real queries, taken round-robin from every dataset's queries.jsonl."""
+    per_set: list[list[str]] = []
+    for path in sorted(root.glob("*/queries.jsonl")):
+        with path.open(encoding="utf-8") as fh:
+            per_set.append([json.loads(line)["text"] for line in fh if line.strip()])
+    queries: list[str] = []
+    i = 0
+    while len(queries) < limit and any(i < len(q) for q in per_set):
+        queries.extend(q[i] for q in per_set if i < len(q))
+        i += 1
+    return [q for q in queries[:limit] if q.strip()]
+
+
+def embed_chunks(chunks: list[Document], config: RetrievalConfig, batch: int = 512) -> list[Document]:
+    """Embed chunks in batches with a progress bar; every batch is cached on disk as soon as it is done."""
+    from tqdm import tqdm
+
+    embedder = CachedDocumentEmbedder(
+        model=config.embedder.model,
+        batch_size=config.embedder.batch_size,
+        cache_dir=config.embedder.cache_dir,
+    )
+    out: list[Document] = []
+    cached = 0
+    with tqdm(total=len(chunks), desc="embedding chunks", unit="chunk", file=sys.stderr) as bar:
+        for start in range(0, len(chunks), batch):
+            part = chunks[start : start + batch]
+            out.extend(embedder.run(documents=part)["documents"])
+            cached += embedder.stats["cached"]
+            bar.update(len(part))
+    print(f"embedded {len(chunks) - cached} chunks, {cached} from the cache")
+    return out
+
+
+def timed(fn: Callable[[int], Any], n: int, warmup: int = 3) -> list[float]:
+    """Call `fn(i)` for i in range(n) after `warmup` untimed calls; return latencies in milliseconds."""
+    for i in range(min(warmup, n)):
+        fn(i)
+    times = []
+    for i in range(n):
+        start = time.perf_counter()
+        fn(i)
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Return the q-th percentile (0-100) of `values`."""
+    return float(np.percentile(np.asarray(values), q))
+
+
+def without_text_embedder(pipe: Pipeline) -> Pipeline:
+    """Remove the text embedder, so that the dense retriever takes a query vector as input."""
+    pipe.remove_component("text_embedder")
+    return pipe
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the store, time every configuration and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=20_000, help="store size in chunks (default 20000)")
+    parser.add_argument("--queries", type=int, default=200, help="number of real queries timed (default 200)")
+    args = parser.parse_args(argv)
+    if args.chunks <= 0 or args.queries <= 0:
+        parser.error("--chunks and --queries must be > 0")
+
+    root = datasets_dir()
+    config = RetrievalConfig()
+    t0 = time.perf_counter()
+    chunks = load_chunks(root, args.chunks)
+    queries = load_queries(root, args.queries)
+    print(f"{len(chunks)} chunks from {root}, {len(queries)} queries ({time.perf_counter() - t0:.1f} s)")
+
+    store = EmbeddedDocumentStore()
+    store.write_documents(embed_chunks(chunks, config))
+    store.matrix()
+
+    from haystack_integrations.components.embedders.sentence_transformers import (
+        SentenceTransformersTextEmbedder,
+    )
+
+    text_embedder = SentenceTransformersTextEmbedder(
+        model=resolve_model(config.embedder.model),
+        normalize_embeddings=True,
+        progress_bar=False,
+        local_files_only=True,
+    )
+    text_embedder.warm_up()
+    embed_ms = timed(lambda i: text_embedder.run(text=queries[i]), len(queries))
+    vectors = [text_embedder.run(text=q)["embedding"] for q in queries]
+
+    stock_config = config.with_overrides(bm25={"backend": "haystack"}, dense={"backend": "haystack"})
+    ours, info = build_query_pipeline(config, store)
+    ours_full, _ = build_query_pipeline(config, store)
+    stock, stock_info = build_query_pipeline(stock_config, store)
+    stock_full, _ = build_query_pipeline(stock_config, store)
+    ours, stock = without_text_embedder(ours), without_text_embedder(stock)
+    for pipe in (ours, ours_full, stock, stock_full):
+        pipe.warm_up()
+
+    def run_vec(pipe: Pipeline) -> Callable[[int], Any]:
+        return lambda i: pipe.run({"dense": {"query_embedding": vectors[i]}, "bm25": {"query": queries[i]}})
+
+    def run_text(pipe: Pipeline) -> Callable[[int], Any]:
+        return lambda i: pipe.run({"text_embedder": {"text": queries[i]}, "bm25": {"query": queries[i]}})
+
+    BM25Tokenizer()("预热")  # load jieba's dictionary now, not inside the first timed Chinese query
+    k = config.query.fusion.candidates
+    bm25, dense = ours.get_component("bm25"), ours.get_component("dense")
+    stock_bm25, stock_dense = stock.get_component("bm25"), stock.get_component("dense")
+
+    def chained(pipe: Pipeline) -> Callable[[int], Any]:
+        """Call the same components one after another, without Haystack's per-run input deep copies."""
+        b, d, fusion, cut = (pipe.get_component(c) for c in ("bm25", "dense", "fusion", "cut"))
+
+        def run(i: int) -> Any:
+            fused = fusion.run(
+                bm25_documents=b.run(query=queries[i])["documents"],
+                dense_documents=d.run(query_embedding=vectors[i])["documents"],
+            )["documents"]
+            return cut.run(documents=fused)
+
+        return run
+
+    n = len(queries)
+    rows: dict[str, list[float]] = {}
+    print(f"timing {n} queries per configuration (top-{k} candidates per retriever, fusion + cut)...")
+    rows["ours hybrid (excl. query embedding)"] = timed(run_vec(ours), n)
+    rows["stock hybrid (excl. query embedding)"] = timed(run_vec(stock), n)
+    rows["ours hybrid (incl. query embedding)"] = timed(run_text(ours_full), n)
+    rows["stock hybrid (incl. query embedding)"] = timed(run_text(stock_full), n)
+    rows["ours hybrid, components chained directly"] = timed(chained(ours), n)
+    rows["stock hybrid, components chained directly"] = timed(chained(stock), n)
+    rows["ours BM25 alone (bm25s)"] = timed(lambda i: bm25.run(query=queries[i], top_k=k), n)
+    rows["stock InMemoryBM25Retriever alone"] = timed(lambda i: stock_bm25.run(query=queries[i], top_k=k), n)
+    rows["ours dense alone (numpy)"] = timed(lambda i: dense.run(query_embedding=vectors[i], top_k=k), n)
+    rows["stock InMemoryEmbeddingRetriever alone"] = timed(
+        lambda i: stock_dense.run(query_embedding=vectors[i], top_k=k), n
+    )
+    rows["query embedding alone (all-MiniLM-L6-v2)"] = embed_ms
+
+    print(f"\nquery latency at {store.count_documents()} chunks, {n} queries (ms)")
+    print(
+        "(Haystack's Pipeline.run deep-copies every component input, e.g. each float of the query vector and"
+    )
+    print(
+        " every candidate document; that fixed cost is the same for both pipelines: see the 'chained' rows)"
+    )
+    print(f"{'configuration':44s} {'p50':>9s} {'p95':>9s}")
+    for name, values in rows.items():
+        print(f"{name:44s} {percentile(values, 50):9.2f} {percentile(values, 95):9.2f}")
+
+    def ratio(stock_name: str, ours_name: str) -> float:
+        return percentile(rows[stock_name], 50) / percentile(rows[ours_name], 50)
+
+    print("\nspeed-up, stock / ours at p50")
+    pairs = [
+        (
+            "hybrid, excl. query embedding",
+            "stock hybrid (excl. query embedding)",
+            "ours hybrid (excl. query embedding)",
+        ),
+        (
+            "hybrid, incl. query embedding",
+            "stock hybrid (incl. query embedding)",
+            "ours hybrid (incl. query embedding)",
+        ),
+        (
+            "hybrid, chained without Pipeline.run",
+            "stock hybrid, components chained directly",
+            "ours hybrid, components chained directly",
+        ),
+        ("BM25 retriever", "stock InMemoryBM25Retriever alone", "ours BM25 alone (bm25s)"),
+        ("dense retriever", "stock InMemoryEmbeddingRetriever alone", "ours dense alone (numpy)"),
+    ]
+    for label, stock_name, ours_name in pairs:
+        print(f"{label:44s} {ratio(stock_name, ours_name):8.1f}x")
+    headline = ratio(pairs[0][1], pairs[0][2])
+    verdict = "met" if headline >= TARGET_SPEEDUP else "NOT met"
+    print(
+        f"\ntarget: ours >= {TARGET_SPEEDUP:.0f}x faster at p50 (hybrid, excl. query embedding): {verdict} "
+        f"({headline:.1f}x)"
+    )
+    # sanity: both hybrids return results for the same queries
+    sample = run_vec(ours)(0)[info.output]["documents"]
+    stock_sample = run_vec(stock)(0)[stock_info.output]["documents"]
+    print(
+        f"sample query {queries[0][:60]!r}: ours {len(sample)} hits, stock {len(stock_sample)} hits; "
+        f"top hit ours {sample[0].id if sample else None}, "
+        f"stock {stock_sample[0].id if stock_sample else None}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""Shared test data for the retrieval tests: a small store with hand-made 3-d embeddings."""
+
+from haystack import Document
+
+from retrieval.store import EmbeddedDocumentStore
+
+
+def small_docs() -> list[Document]:
+    # cosine with the query [1, 0, 0]: d1 1.0, d2 0.8, d3 0.0, d4 -1.0
+    return [
+        Document(
+            id="d1",
+            content="leave policy",
+            embedding=[1.0, 0.0, 0.0],
+            meta={"source_id": "leave.md", "tenant": "acme"},
+        ),
+        Document(
+            id="d2",
+            content="expense claim",
+            embedding=[0.8, 0.6, 0.0],
+            meta={"source_id": "expense.md", "tenant": "acme"},
+        ),
+        Document(
+            id="d3",
+            content="leave leave travel",
+            embedding=[0.0, 2.0, 0.0],
+            meta={"source_id": "travel.md", "tenant": "globex"},
+        ),
+        Document(
+            id="d4",
+            content="office guide",
+            embedding=[-3.0, 0.0, 0.0],
+            meta={"source_id": "office.md", "tenant": "globex"},
+        ),
+    ]
+
+
+def small_store() -> EmbeddedDocumentStore:
+    store = EmbeddedDocumentStore()
+    store.write_documents(small_docs())
+    return store

@@ -1,0 +1,106 @@
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from retrieval.config import SCENARIO_WEIGHTS, FusionConfig, RetrievalConfig
+from retrieval.errors import ConfigError
+
+
+class TestRetrievalConfig:
+    def test_defaults(self):
+        cfg = RetrievalConfig()
+        assert cfg.query.mode == "hybrid" and cfg.bm25.backend == "bm25s" and cfg.dense.backend == "numpy"
+        assert cfg.query.cut.drop_ratio == 0.5 and cfg.query.cut.max_keep == 5
+        assert cfg.query.fusion.resolved_weights() == (0.5, 0.5)
+
+    def test_unknown_key_is_named(self):
+        with pytest.raises(ConfigError, match=r"unknown config key 'query\.fusion\.wieghts'"):
+            RetrievalConfig.from_dict({"query": {"fusion": {"wieghts": [0.5, 0.5]}}})
+
+    def test_unknown_top_level_section(self):
+        with pytest.raises(ConfigError, match="'rerank'"):
+            RetrievalConfig.from_dict({"rerank": {}})
+
+    @pytest.mark.parametrize(
+        ("data", "where"),
+        [
+            ({"query": {"cut": {"drop_ratio": 1.5}}}, "query.cut.drop_ratio"),
+            ({"query": {"mode": "sparse"}}, "query.mode"),
+            ({"bm25": {"b": 2}}, "bm25.b"),
+            ({"query": {"fusion": {"weights": [-1, 1]}}}, "weights must be non-negative"),
+            ({"query": {"fusion": {"weights": [0, 0]}}}, "not all zero"),
+            ({"splitter": {"min_chars": 900, "max_chars": 800}}, "min_chars must be <= max_chars"),
+            ({"embedder": {"batch_size": 0}}, "embedder.batch_size"),
+            ({"dense": {"backend": "faiss"}}, "dense.backend"),
+        ],
+    )
+    def test_bad_values(self, data, where):
+        with pytest.raises(ConfigError) as info:
+            RetrievalConfig.from_dict(data)
+        assert where in str(info.value)
+
+    def test_frozen(self):
+        cfg = RetrievalConfig()
+        with pytest.raises(ValidationError, match="frozen"):
+            cfg.query.top_k = 3  # type: ignore[misc]
+
+    @pytest.mark.parametrize(("scenario", "weights"), sorted(SCENARIO_WEIGHTS.items()))
+    def test_scenario_presets(self, scenario, weights):
+        cfg = RetrievalConfig.from_dict({"query": {"fusion": {"scenario": scenario}}})
+        assert cfg.query.fusion.resolved_weights() == weights
+
+    def test_preset_values(self):
+        assert SCENARIO_WEIGHTS == {"faq": (0.3, 0.7), "technical": (0.5, 0.5), "ids": (0.7, 0.3)}
+
+    def test_explicit_weights_override_preset(self):
+        fusion = FusionConfig(scenario="faq", weights=(0.9, 0.1))
+        assert fusion.resolved_weights() == (0.9, 0.1)
+
+    def test_from_file_yaml(self, tmp_path):
+        path = tmp_path / "cfg.yaml"
+        path.write_text("query:\n  mode: bm25\n  fusion:\n    scenario: ids\nbm25:\n  language: zh\n")
+        cfg = RetrievalConfig.from_file(path)
+        assert (cfg.query.mode, cfg.query.fusion.scenario, cfg.bm25.language) == ("bm25", "ids", "zh")
+
+    def test_from_file_json(self, tmp_path):
+        path = tmp_path / "cfg.json"
+        path.write_text(json.dumps({"query": {"cut": {"enabled": False}, "top_k": 7}}))
+        cfg = RetrievalConfig.from_file(path)
+        assert cfg.query.cut.enabled is False and cfg.query.top_k == 7
+
+    def test_from_file_empty_yaml_is_default(self, tmp_path):
+        path = tmp_path / "cfg.yaml"
+        path.write_text("")
+        assert RetrievalConfig.from_file(path) == RetrievalConfig()
+
+    @pytest.mark.parametrize(
+        ("name", "text", "match"),
+        [
+            ("bad.yaml", "query: [unclosed", "not valid yaml"),
+            ("bad.json", "{", "not valid json"),
+            ("list.yaml", "- a\n- b\n", "must hold a mapping"),
+            ("unknown.yaml", "querry: {}\n", "unknown config key 'querry'"),
+        ],
+    )
+    def test_from_file_errors(self, tmp_path, name, text, match):
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=match):
+            RetrievalConfig.from_file(path)
+
+    def test_from_file_missing(self, tmp_path):
+        with pytest.raises(ConfigError, match="cannot read"):
+            RetrievalConfig.from_file(tmp_path / "none.yaml")
+
+    def test_with_overrides(self):
+        cfg = RetrievalConfig().with_overrides(query={"mode": "bm25", "cut": {"max_keep": 3}})
+        assert cfg.query.mode == "bm25" and cfg.query.cut.max_keep == 3 and cfg.query.cut.drop_ratio == 0.5
+        with pytest.raises(ConfigError, match="unknown config section 'qurey'"):
+            RetrievalConfig().with_overrides(qurey={})
+        with pytest.raises(ConfigError, match=r"query\.cut\.max_keep"):
+            RetrievalConfig().with_overrides(query={"cut": {"max_keep": 0}})
+
+    def test_json_dump_round_trip(self):
+        cfg = RetrievalConfig().with_overrides(query={"fusion": {"weights": (0.2, 0.8)}})
+        assert RetrievalConfig.from_dict(cfg.model_dump(mode="json")) == cfg

@@ -1,0 +1,229 @@
+import json
+import os
+
+import numpy as np
+import pytest
+from haystack import Document
+from haystack.document_stores.types import DuplicatePolicy
+
+import retrieval.store as store_module
+from retrieval.bm25_index import BM25Index
+from retrieval.errors import CorruptStoreError, StoreError, StoreNotFoundError
+from retrieval.store import EmbeddedDocumentStore
+from retrieval.tokenize import BM25Tokenizer
+from tests.retrieval.store_helpers import small_docs, small_store
+
+ACME = {"field": "meta.tenant", "operator": "==", "value": "acme"}
+
+
+def _template() -> BM25Index:
+    return BM25Index(BM25Tokenizer())
+
+
+def _version_dir(root) -> os.PathLike:
+    return root / (root / "CURRENT").read_text().strip()
+
+
+class TestEmbeddedDocumentStore:
+    def test_write_and_count(self):
+        store = small_store()
+        assert store.count_documents() == 4
+        assert [d.id for d in store.documents] == ["d1", "d2", "d3", "d4"]
+        assert all(d.embedding is None for d in store.documents)  # embeddings live in the matrix
+
+    def test_matrix_is_normalized_float32(self):
+        matrix = small_store().matrix()
+        assert matrix.dtype == np.float32 and matrix.shape == (4, 3)
+        np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, rtol=1e-6)
+        np.testing.assert_allclose(matrix[1], [0.8, 0.6, 0.0], rtol=1e-6)
+
+    def test_duplicate_skip_and_none(self):
+        store = small_store()
+        assert (
+            store.write_documents(
+                [Document(id="d1", content="new", embedding=[0, 0, 1.0])], DuplicatePolicy.SKIP
+            )
+            == 0
+        )
+        assert store.write_documents([Document(id="d1", content="new", embedding=[0, 0, 1.0])]) == 0
+        assert store.get("d1").content == "leave policy"
+
+    def test_duplicate_overwrite(self):
+        store = small_store()
+        store.matrix()  # cached matrix must be invalidated by the overwrite
+        assert (
+            store.write_documents(
+                [Document(id="d1", content="new", embedding=[0, 0, 2.0])], DuplicatePolicy.OVERWRITE
+            )
+            == 1
+        )
+        assert store.count_documents() == 4 and store.get("d1").content == "new"
+        np.testing.assert_allclose(store.matrix()[0], [0, 0, 1.0])
+
+    def test_duplicate_fail(self):
+        with pytest.raises(StoreError, match="d1"):
+            small_store().write_documents([Document(id="d1", content="x")], DuplicatePolicy.FAIL)
+
+    def test_write_rejects_non_documents(self):
+        with pytest.raises(StoreError, match="dict"):
+            EmbeddedDocumentStore().write_documents([{"content": "x"}])  # type: ignore[list-item]
+
+    def test_delete(self):
+        store = small_store()
+        store.delete_documents(["d2", "unknown"])
+        assert [d.id for d in store.documents] == ["d1", "d3", "d4"]
+        assert store.position("d3") == 1 and store.get("d2") is None
+        np.testing.assert_allclose(store.matrix()[1], [0, 1.0, 0])
+
+    def test_filters(self):
+        store = small_store()
+        assert [d.id for d in store.filter_documents(ACME)] == ["d1", "d2"]
+        source = {"field": "meta.source_id", "operator": "==", "value": "travel.md"}
+        found = store.filter_documents(source)
+        assert [d.id for d in found] == ["d3"] and found[0].embedding == pytest.approx([0.0, 1.0, 0.0])
+        both = {
+            "operator": "AND",
+            "conditions": [
+                ACME,
+                {"field": "meta.source_id", "operator": "in", "value": ["expense.md", "office.md"]},
+            ],
+        }
+        assert [d.id for d in store.filter_documents(both)] == ["d2"]
+        assert len(store.filter_documents()) == 4
+
+    def test_malformed_filter(self):
+        with pytest.raises(StoreError, match="invalid filters"):
+            small_store().filter_documents({"field": "meta.tenant", "operator": "~~", "value": "x"})
+
+    def test_mixed_embedding_sizes_refused(self):
+        store = small_store()
+        store.write_documents([Document(id="d5", content="x", embedding=[1.0, 0.0])])
+        with pytest.raises(StoreError, match="different sizes"):
+            store.matrix()
+
+    def test_persistence_round_trip(self, tmp_path):
+        store = small_store()
+        store.meta["config"] = {"k": 1}
+        bm25 = store.bm25_index(_template())
+        store.save(tmp_path / "kb")
+        loaded = EmbeddedDocumentStore.load(tmp_path / "kb")
+        assert [(d.id, d.content, d.meta) for d in loaded.documents] == [
+            (d.id, d.content, d.meta) for d in store.documents
+        ]
+        np.testing.assert_array_equal(loaded.matrix(), store.matrix())
+        assert loaded.meta == {"config": {"k": 1}}
+        reloaded_bm25 = loaded.bm25_index(_template())
+        assert reloaded_bm25 is not bm25 and reloaded_bm25._bm25 is not None
+        np.testing.assert_allclose(reloaded_bm25.scores("leave"), bm25.scores("leave"))
+
+    def test_saved_bm25_index_is_reused_not_rebuilt(self, tmp_path, monkeypatch):
+        store = small_store()
+        store.bm25_index(_template())
+        store.save(tmp_path / "kb")
+        loaded = EmbeddedDocumentStore.load(tmp_path / "kb")
+        monkeypatch.setattr(BM25Index, "build", lambda *a, **k: pytest.fail("index was rebuilt"))
+        assert loaded.bm25_index(_template()).num_docs == 4
+
+    def test_damaged_bm25_index_is_rebuilt(self, tmp_path):
+        store = small_store()
+        expected = store.bm25_index(_template()).scores("leave")
+        store.save(tmp_path / "kb")
+        (_version_dir(tmp_path / "kb") / "bm25" / "haygraph_bm25.json").write_text("{not json")
+        loaded = EmbeddedDocumentStore.load(tmp_path / "kb")
+        np.testing.assert_allclose(loaded.bm25_index(_template()).scores("leave"), expected)
+
+    def test_save_replaces_previous_version(self, tmp_path):
+        store = small_store()
+        store.save(tmp_path)
+        store.delete_documents(["d1"])
+        store.save(tmp_path)
+        assert EmbeddedDocumentStore.load(tmp_path).count_documents() == 3
+        assert len(list(tmp_path.glob("v-*"))) == 1
+
+    @pytest.mark.parametrize("error", [OSError(28, "No space left on device"), RuntimeError("killed")])
+    def test_atomic_save_on_crash(self, tmp_path, monkeypatch, error):
+        store = small_store()
+        store.save(tmp_path)
+        before = sorted(p.name for p in tmp_path.iterdir())
+        store.write_documents([Document(id="d5", content="new doc", embedding=[0, 0, 1.0])])
+
+        def crash(*args, **kwargs):
+            raise error
+
+        monkeypatch.setattr(store_module.np, "save", crash)
+        with pytest.raises(StoreError if isinstance(error, OSError) else RuntimeError):
+            store.save(tmp_path)
+        monkeypatch.undo()
+        assert sorted(p.name for p in tmp_path.iterdir()) == before  # no half-written version left
+        loaded = EmbeddedDocumentStore.load(tmp_path)
+        assert [d.id for d in loaded.documents] == ["d1", "d2", "d3", "d4"]
+        assert loaded.matrix().shape == (4, 3)
+
+    def test_save_without_path(self):
+        with pytest.raises(StoreError, match="no path"):
+            small_store().save()
+
+    def test_missing_dir(self, tmp_path):
+        with pytest.raises(StoreNotFoundError, match="does not exist"):
+            EmbeddedDocumentStore.load(tmp_path / "nope")
+
+    def test_dir_without_index(self, tmp_path):
+        with pytest.raises(StoreNotFoundError, match="no CURRENT"):
+            EmbeddedDocumentStore.load(tmp_path)
+
+    @pytest.mark.parametrize(
+        ("filename", "content"),
+        [
+            ("documents.jsonl", "this is not json\n"),
+            ("documents.jsonl", "[1, 2]\n"),
+            ("documents.jsonl", json.dumps({"id": "d1", "content": "x"}) + "\n"),  # count disagrees
+            ("manifest.json", "{broken"),
+            ("manifest.json", "[1]"),
+            ("manifest.json", json.dumps({"format": 99, "count": 4})),
+            ("embeddings.npy", "garbage bytes"),
+        ],
+    )
+    def test_corrupt_files(self, tmp_path, filename, content):
+        small_store().save(tmp_path)
+        (_version_dir(tmp_path) / filename).write_text(content)
+        with pytest.raises(CorruptStoreError):
+            EmbeddedDocumentStore.load(tmp_path)
+
+    @pytest.mark.parametrize("filename", ["documents.jsonl", "manifest.json"])
+    def test_missing_files(self, tmp_path, filename):
+        small_store().save(tmp_path)
+        (_version_dir(tmp_path) / filename).unlink()
+        with pytest.raises(CorruptStoreError):
+            EmbeddedDocumentStore.load(tmp_path)
+
+    def test_embedding_matrix_with_wrong_row_count(self, tmp_path):
+        small_store().save(tmp_path)
+        np.save(_version_dir(tmp_path) / "embeddings.npy", np.zeros((2, 3), dtype=np.float32))
+        with pytest.raises(CorruptStoreError, match="counts disagree"):
+            EmbeddedDocumentStore.load(tmp_path)
+
+    def test_pointer_to_missing_version(self, tmp_path):
+        small_store().save(tmp_path)
+        (tmp_path / "CURRENT").write_text("v-gone")
+        with pytest.raises(CorruptStoreError):
+            EmbeddedDocumentStore.load(tmp_path)
+
+    def test_to_dict_and_from_dict_load_saved_store(self, tmp_path):
+        store = small_store()
+        store.save(tmp_path)
+        data = store.to_dict()
+        assert data == {
+            "type": "retrieval.store.EmbeddedDocumentStore",
+            "init_parameters": {"path": str(tmp_path)},
+        }
+        loaded = EmbeddedDocumentStore.from_dict(data)
+        assert loaded.count_documents() == 4 and EmbeddedDocumentStore.from_dict(data) is loaded
+
+    def test_from_dict_without_saved_store_is_empty(self, tmp_path):
+        data = EmbeddedDocumentStore(path=str(tmp_path / "new")).to_dict()
+        assert EmbeddedDocumentStore.from_dict(data).count_documents() == 0
+
+    def test_documents_not_mutated_on_write(self):
+        docs = small_docs()
+        EmbeddedDocumentStore().write_documents(docs)
+        assert docs[0].embedding == [1.0, 0.0, 0.0]
