@@ -18,10 +18,14 @@ from typing import Any
 
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
+from tqdm import tqdm
 
 from retrieval.models import resolve_model
 
 logger = logging.getLogger(__name__)
+
+CACHE_SLICE = 256
+"""Chunks embedded (and cached) per slice."""
 
 
 def default_cache_dir() -> Path:
@@ -102,7 +106,7 @@ class CachedDocumentEmbedder:
         path = resolve_model(self.model)
         self._embedder = SentenceTransformersDocumentEmbedder(
             model=path, batch_size=self.batch_size, normalize_embeddings=True,
-            progress_bar=self.progress_bar, local_files_only=True,
+            progress_bar=False, local_files_only=True,
         )
         if self.use_cache:
             directory = Path(self.cache_dir) if self.cache_dir else default_cache_dir()
@@ -124,17 +128,28 @@ class CachedDocumentEmbedder:
         missing = [i for i in range(len(documents)) if i not in vectors]
         if missing:
             self._embedder.warm_up()  # idempotent; skipped entirely when every vector is cached
-            fresh = self._embedder.run(documents=[Document(content=texts[i]) for i in missing])["documents"]
-            new: dict[str, np.ndarray] = {}
-            for i, doc in zip(missing, fresh, strict=True):
-                vectors[i] = np.asarray(doc.embedding, dtype=np.float32)
-                if keys:
-                    new[keys[i]] = vectors[i]
-            if self._cache is not None and new:
-                self._cache.put_many(new)
+            self._embed_missing(missing, texts, keys, vectors)
         self.stats = {"cached": len(documents) - len(missing), "embedded": len(missing)}
         logger.info("embedded %d chunks, %d from cache", len(missing), len(documents) - len(missing))
         return {"documents": [replace(d, embedding=vectors[i].tolist()) for i, d in enumerate(documents)]}
+
+    def _embed_missing(
+        self, missing: list[int], texts: list[str], keys: list[str], vectors: dict[int, np.ndarray]
+    ) -> None:
+        """Embed in slices of CACHE_SLICE, caching each slice at once: an interrupted run keeps its work."""
+        bar = tqdm(total=len(missing), desc="embedding", unit="chunk", disable=not self.progress_bar)
+        with bar:
+            for start in range(0, len(missing), CACHE_SLICE):
+                part = missing[start : start + CACHE_SLICE]
+                fresh = self._embedder.run(documents=[Document(content=texts[i]) for i in part])["documents"]
+                new: dict[str, np.ndarray] = {}
+                for i, doc in zip(part, fresh, strict=True):
+                    vectors[i] = np.asarray(doc.embedding, dtype=np.float32)
+                    if keys:
+                        new[keys[i]] = vectors[i]
+                if self._cache is not None and new:
+                    self._cache.put_many(new)
+                bar.update(len(part))
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize this component to a dictionary."""
