@@ -106,8 +106,10 @@ def answer_units(text: str) -> list[str]:
     return units
 
 
-def sentence_score(query_terms: dict[str, float], sentence: str, idf: dict[str, float] | None = None) -> float:
-    """Sum of the weights (times their idf among the candidates, when given) of query terms in the sentence."""
+def sentence_score(
+    query_terms: dict[str, float], sentence: str, idf: dict[str, float] | None = None
+) -> float:
+    """Sum of the weights (times their idf among the candidates, if given) of query terms in the sentence."""
     found = terms(sentence)
     return sum(weight * (idf or {}).get(term, 1.0) for term, weight in query_terms.items() if term in found)
 
@@ -120,7 +122,11 @@ def candidate_idf(query_terms: dict[str, float], sentences: list[str]) -> dict[s
     """
     found = [terms(s) for s in sentences]
     n = len(found)
-    return {t: math.log(1 + n / sum(1 for f in found if t in f)) for t in query_terms if any(t in f for f in found)}
+    return {
+        t: math.log(1 + n / sum(1 for f in found if t in f))
+        for t in query_terms
+        if any(t in f for f in found)
+    }
 
 
 def extractive_answer(

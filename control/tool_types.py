@@ -16,7 +16,9 @@ class ToolCall(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    id: str = Field(description="Call id, unique within the turn; with the thread id it forms the request id.")
+    id: str = Field(
+        description="Call id, unique within the turn; with the thread id it forms the request id."
+    )
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
 

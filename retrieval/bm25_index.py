@@ -106,8 +106,11 @@ class BM25Index:
         """Write the index and its parameters into `directory` (created)."""
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "haygraph_bm25.json").write_text(
-            json.dumps({"params": self.params(), "num_docs": self.num_docs, "doc_freq": self.doc_freq},
-                       ensure_ascii=False), encoding="utf-8"
+            json.dumps(
+                {"params": self.params(), "num_docs": self.num_docs, "doc_freq": self.doc_freq},
+                ensure_ascii=False,
+            ),
+            encoding="utf-8",
         )
         if self._bm25 is not None:
             self._bm25.save(str(directory), show_progress=False)

@@ -105,8 +105,14 @@ class FastBM25Retriever:
         return default_to_dict(
             self,
             document_store=self.document_store,
-            top_k=self.top_k, filters=self.filters, language=self.language, stemming=self.stemming,
-            stopwords=self.stopwords, k1=self.k1, b=self.b, method=self.method,
+            top_k=self.top_k,
+            filters=self.filters,
+            language=self.language,
+            stemming=self.stemming,
+            stopwords=self.stopwords,
+            k1=self.k1,
+            b=self.b,
+            method=self.method,
         )
 
     @classmethod

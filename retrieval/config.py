@@ -81,7 +81,8 @@ class DenseConfig(_Section):
     """Dense retrieval settings."""
 
     backend: Literal["numpy", "haystack"] = Field(
-        default="numpy", description="Exact cosine over a float32 matrix, or Haystack's InMemoryEmbeddingRetriever."
+        default="numpy",
+        description="Exact cosine over a float32 matrix, or Haystack's InMemoryEmbeddingRetriever.",
     )
 
 
@@ -112,10 +113,13 @@ class FusionConfig(_Section):
 class RerankerConfig(_Section):
     """Optional cross-encoder reranking of the fused top candidates."""
 
-    model: str | None = Field(default=None, description="Cross-encoder name or local path; None = no reranker.")
+    model: str | None = Field(
+        default=None, description="Cross-encoder name or local path; None = no reranker."
+    )
     top_k_in: int = Field(default=10, gt=0, description="How many fused results are reranked.")
     on_unavailable: Literal["error", "skip"] = Field(
-        default="error", description="If the model cannot be loaded offline: fail at build time, or skip and record it."
+        default="error",
+        description="If the model cannot be loaded offline: fail at build time, or skip and record it.",
     )
 
 
@@ -144,7 +148,13 @@ class RelevanceConfig(_Section):
 
     def weights(self) -> tuple[float, float, float, float, float]:
         """Weights in the feature order of `retrieval.relevance.relevance_features`."""
-        return (self.en_cosine_weight, self.en_coverage_weight, self.en_bias, self.zh_coverage_weight, self.zh_bias)
+        return (
+            self.en_cosine_weight,
+            self.en_coverage_weight,
+            self.en_bias,
+            self.zh_coverage_weight,
+            self.zh_bias,
+        )
 
 
 class QueryConfig(_Section):
@@ -186,7 +196,9 @@ class RetrievalConfig(_Section):
         try:
             data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
         except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            raise ConfigError(f"config file {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+            raise ConfigError(
+                f"config file {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}"
+            ) from exc
         if data is None:
             data = {}
         if not isinstance(data, dict):

@@ -53,7 +53,9 @@ class FastEmbeddingRetriever:
             return {"documents": []}
         query = np.asarray(query_embedding, dtype=np.float32)
         if query.shape != (matrix.shape[1],):
-            raise QueryError(f"query embedding has shape {query.shape}, the store holds {matrix.shape[1]}-d vectors")
+            raise QueryError(
+                f"query embedding has shape {query.shape}, the store holds {matrix.shape[1]}-d vectors"
+            )
         norm = float(np.linalg.norm(query))
         if norm == 0 or not np.isfinite(norm):
             return {"documents": []}
@@ -70,7 +72,10 @@ class FastEmbeddingRetriever:
     def to_dict(self) -> dict[str, Any]:
         """Serialize this component to a dictionary."""
         return default_to_dict(
-            self, document_store=self.document_store, top_k=self.top_k, filters=self.filters,
+            self,
+            document_store=self.document_store,
+            top_k=self.top_k,
+            filters=self.filters,
             scale_score=self.scale_score,
         )
 

@@ -105,8 +105,11 @@ class CachedDocumentEmbedder:
 
         path = resolve_model(self.model)
         self._embedder = SentenceTransformersDocumentEmbedder(
-            model=path, batch_size=self.batch_size, normalize_embeddings=True,
-            progress_bar=False, local_files_only=True,
+            model=path,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            progress_bar=False,
+            local_files_only=True,
         )
         if self.use_cache:
             directory = Path(self.cache_dir) if self.cache_dir else default_cache_dir()
@@ -154,8 +157,12 @@ class CachedDocumentEmbedder:
     def to_dict(self) -> dict[str, Any]:
         """Serialize this component to a dictionary."""
         return default_to_dict(
-            self, model=self.model, batch_size=self.batch_size, cache_dir=self.cache_dir,
-            use_cache=self.use_cache, progress_bar=self.progress_bar,
+            self,
+            model=self.model,
+            batch_size=self.batch_size,
+            cache_dir=self.cache_dir,
+            use_cache=self.use_cache,
+            progress_bar=self.progress_bar,
         )
 
     @classmethod

@@ -21,8 +21,11 @@ from retrieval.errors import RetrievalError
 def run_direct(
     pipeline: Pipeline, data: dict[str, dict[str, Any]], include_outputs_from: set[str] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Run every component once in topological order; return the outputs of the leaf components and of
-    `include_outputs_from`. Inputs come from `data` and from connected outputs (connections win)."""
+    """Run every component once in topological order and return the outputs of the leaves.
+
+    Outputs of `include_outputs_from` are returned too. Inputs come from `data` and from connected
+    outputs (connections win).
+    """
     graph = pipeline.graph
     if not nx.is_directed_acyclic_graph(graph):
         raise RetrievalError("run_direct only runs pipelines without loops")

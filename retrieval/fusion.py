@@ -28,7 +28,9 @@ class FusionMethod(Enum):
         try:
             return cls(value)
         except ValueError:
-            raise ValueError(f"unknown fusion method {value!r}; valid: {', '.join(m.value for m in cls)}") from None
+            raise ValueError(
+                f"unknown fusion method {value!r}; valid: {', '.join(m.value for m in cls)}"
+            ) from None
 
 
 def rrf_scores(rankings: Sequence[Sequence[str]], weights: Sequence[float], k: int = 60) -> dict[str, float]:
@@ -103,7 +105,9 @@ class HybridFusion:
         if self._method is FusionMethod.RRF:
             fused = rrf_scores([[d.id for d in docs] for docs in lists], self.weights, self.rrf_k)
         else:
-            fused = minmax_scores([{d.id: float(d.score or 0.0) for d in docs} for docs in lists], self.weights)
+            fused = minmax_scores(
+                [{d.id: float(d.score or 0.0) for d in docs} for docs in lists], self.weights
+            )
         merged: dict[str, Document] = {}
         for docs in lists:
             for doc in docs:
@@ -126,7 +130,9 @@ class HybridFusion:
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize this component to a dictionary."""
-        return default_to_dict(self, method=self.method, weights=list(self.weights), rrf_k=self.rrf_k, top_k=self.top_k)
+        return default_to_dict(
+            self, method=self.method, weights=list(self.weights), rrf_k=self.rrf_k, top_k=self.top_k
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HybridFusion:

@@ -16,10 +16,11 @@ from haystack import Document, Pipeline
 from retrieval.bm25_index import BM25Index
 from retrieval.config import QueryConfig, RetrievalConfig
 from retrieval.converters import read_beir_corpus
-from retrieval.executor import run_direct
+from retrieval.embedding_cache import CachedDocumentEmbedder
 from retrieval.errors import EmptyCorpusError, QueryError, RetrievalError
-from retrieval.relevance import relevance_features, relevance_probability
+from retrieval.executor import run_direct
 from retrieval.pipelines import QueryPipelineInfo, build_indexing_pipeline, build_query_pipeline
+from retrieval.relevance import relevance_features, relevance_probability
 from retrieval.store import EmbeddedDocumentStore
 from retrieval.tokenize import BM25Tokenizer
 
@@ -42,7 +43,7 @@ class Hit:
 
     @property
     def relevance(self) -> float | None:
-        """Absolute relevance in (0, 1): calibrated from cosine and term coverage (see `retrieval.relevance`)."""
+        """Absolute relevance in (0, 1), calibrated from cosine and term coverage (`retrieval.relevance`)."""
         value = self.meta.get("relevance")
         return None if value is None else float(value)
 
@@ -85,7 +86,11 @@ class QueryRunner:
     """
 
     def __init__(
-        self, pipeline: Pipeline, info: QueryPipelineInfo, store: EmbeddedDocumentStore, config: RetrievalConfig,
+        self,
+        pipeline: Pipeline,
+        info: QueryPipelineInfo,
+        store: EmbeddedDocumentStore,
+        config: RetrievalConfig,
         query: QueryConfig,
     ) -> None:
         self.pipeline = pipeline
@@ -93,7 +98,9 @@ class QueryRunner:
         self.store = store
         self.relevance = query.relevance
         b = config.bm25
-        self.bm25_template = BM25Index(BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method)
+        self.bm25_template = BM25Index(
+            BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method
+        )
         self._warm = False
 
     def warm_up(self) -> None:
@@ -103,7 +110,11 @@ class QueryRunner:
             self._warm = True
 
     def run(
-        self, query: str, *, filters: dict[str, Any] | None = None, top_k: int | None = None,
+        self,
+        query: str,
+        *,
+        filters: dict[str, Any] | None = None,
+        top_k: int | None = None,
         candidates: int | None = None,
     ) -> list[Document]:
         """Run the pipeline for one (already validated) query and return its ranked documents."""
@@ -135,9 +146,14 @@ class QueryRunner:
         embedding = result.get("text_embedder", {}).get("embedding")
         return self._with_relevance(docs, query, embedding)
 
-    def _with_relevance(self, docs: list[Document], query: str, embedding: list[float] | None) -> list[Document]:
-        """Annotate hits with absolute scores: `dense_score` (cosine, filled in for BM25-only hits when the
-        query was embedded), `term_coverage`, and the calibrated `relevance` probability."""
+    def _with_relevance(
+        self, docs: list[Document], query: str, embedding: list[float] | None
+    ) -> list[Document]:
+        """Annotate hits with absolute scores.
+
+        `dense_score` (cosine; filled in for BM25-only hits when the query was embedded), `term_coverage`,
+        and the calibrated `relevance` probability.
+        """
         if not docs:
             return docs
         matrix = self.store.matrix() if embedding is not None else None
@@ -190,14 +206,18 @@ class KnowledgeBase:
         pipe = build_indexing_pipeline(self.config, self.store, from_files=True, progress_bar=progress)
         return self._run_indexing(pipe, {"converter": {"sources": [str(p) for p in paths]}}, save)
 
-    def index_documents(self, documents: list[Document], *, progress: bool = False, save: bool = True) -> IndexReport:
+    def index_documents(
+        self, documents: list[Document], *, progress: bool = False, save: bool = True
+    ) -> IndexReport:
         """Index Haystack documents you built yourself (their `meta["source_id"]` groups chunks)."""
         if not documents:
             raise EmptyCorpusError("no documents given to index")
         pipe = build_indexing_pipeline(self.config, self.store, from_files=False, progress_bar=progress)
         return self._run_indexing(pipe, {"cleaner": {"documents": documents}}, save)
 
-    def index_beir(self, corpus_path: str | Path, *, progress: bool = False, save: bool = True) -> IndexReport:
+    def index_beir(
+        self, corpus_path: str | Path, *, progress: bool = False, save: bool = True
+    ) -> IndexReport:
         """Index a BEIR `corpus.jsonl` (one document per line: _id, title, text)."""
         return self.index_documents(read_beir_corpus(corpus_path), progress=progress, save=save)
 
@@ -208,6 +228,7 @@ class KnowledgeBase:
         if not chunks:
             raise EmptyCorpusError("nothing to index: every input was empty")
         embedder = pipe.get_component("embedder")
+        assert isinstance(embedder, CachedDocumentEmbedder)
         removed = self._remove_stale(chunks)
         # Only what shaped the index is persisted; query settings are the caller's (current defaults or
         # the config passed to `open`).
@@ -217,23 +238,31 @@ class KnowledgeBase:
             self.store.save()
         self._runners.clear()
         return IndexReport(
-            sources=len({c.meta.get("source_id") for c in chunks}), chunks=len(chunks),
-            embedded=embedder.stats["embedded"], from_cache=embedder.stats["cached"], removed_stale=removed,
-            total_documents=self.store.count_documents(), seconds=time.perf_counter() - start,
+            sources=len({c.meta.get("source_id") for c in chunks}),
+            chunks=len(chunks),
+            embedded=embedder.stats["embedded"],
+            from_cache=embedder.stats["cached"],
+            removed_stale=removed,
+            total_documents=self.store.count_documents(),
+            seconds=time.perf_counter() - start,
         )
 
     def _remove_stale(self, chunks: list[Document]) -> int:
         """Drop chunks of re-indexed sources that are no longer produced (edited or deleted text)."""
         sources = {c.meta.get("source_id") for c in chunks}
         fresh = {c.id for c in chunks}
-        stale = [d.id for d in self.store.documents if d.meta.get("source_id") in sources and d.id not in fresh]
+        stale = [
+            d.id for d in self.store.documents if d.meta.get("source_id") in sources and d.id not in fresh
+        ]
         self.store.delete_documents(stale)
         return len(stale)
 
     def _build_bm25(self) -> None:
         """Build (and so persist with the store) the bm25s index; relevance scoring needs it in every mode."""
         b = self.config.bm25
-        self.store.bm25_index(BM25Index(BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method))
+        self.store.bm25_index(
+            BM25Index(BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method)
+        )
 
     def save(self) -> None:
         """Save the store to its directory atomically."""
@@ -250,13 +279,22 @@ class KnowledgeBase:
         return self._runners[key]
 
     def search(
-        self, query: str, *, top_k: int | None = None, filters: dict[str, Any] | None = None,
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: dict[str, Any] | None = None,
         config: QueryConfig | None = None,
     ) -> SearchResult:
-        """Ranked chunks for `query`. Empty/overlong queries raise `QueryError`; symbol-only ones find nothing."""
+        """Ranked chunks for `query`.
+
+        Empty or overlong queries raise `QueryError`; symbol-only ones find nothing.
+        """
         text = validate_query(query)
         runner = self.runner(config)
-        result = SearchResult(query=text, hits=[], reranked=runner.info.reranked, notes=list(runner.info.notes))
+        result = SearchResult(
+            query=text, hits=[], reranked=runner.info.reranked, notes=list(runner.info.notes)
+        )
         if not _HAS_WORD.search(text):
             result.notes.append("query has no letters or digits; nothing to search for")
             return result
@@ -298,7 +336,10 @@ def to_hit(doc: Document) -> Hit:
     """Convert a ranked Haystack document into a `Hit`."""
     meta = dict(doc.meta)
     return Hit(
-        id=doc.id, content=doc.content or "", score=float(doc.score or 0.0),
+        id=doc.id,
+        content=doc.content or "",
+        score=float(doc.score or 0.0),
         source=str(meta.get("source_id") or meta.get("source") or ""),
-        heading_path=list(meta.get("heading_path") or []), meta=meta,
+        heading_path=list(meta.get("heading_path") or []),
+        meta=meta,
     )

@@ -48,6 +48,9 @@ def resolve_model(name: str, kind: str = "embedding model") -> str:
     raise ModelUnavailableError(
         f"{kind} {name!r} is not available offline: it is not a local directory and not in the Hugging Face "
         f"cache. Fix: download it on a connected machine and pass its local path"
-        + (", or use the bundled embedding model 'all-MiniLM-L6-v2'" if kind == "embedding model" else
-           ", or configure reranker.on_unavailable='skip' / remove the reranker")
+        + (
+            ", or use the bundled embedding model 'all-MiniLM-L6-v2'"
+            if kind == "embedding model"
+            else ", or configure reranker.on_unavailable='skip' / remove the reranker"
+        )
     )

@@ -52,7 +52,11 @@ class QueryPipelineInfo:
 
 
 def build_indexing_pipeline(
-    config: RetrievalConfig, store: EmbeddedDocumentStore, *, from_files: bool = True, progress_bar: bool = False
+    config: RetrievalConfig,
+    store: EmbeddedDocumentStore,
+    *,
+    from_files: bool = True,
+    progress_bar: bool = False,
 ) -> Pipeline:
     """Build the indexing pipeline; with `from_files` it starts at the converter, else at the cleaner."""
     pipe = Pipeline()
@@ -62,14 +66,17 @@ def build_indexing_pipeline(
     # full-width Chinese punctuation survives for sentence splitting.
     pipe.add_component(
         "cleaner",
-        DocumentCleaner(remove_empty_lines=False, remove_extra_whitespaces=False, unicode_normalization="NFC"),
+        DocumentCleaner(
+            remove_empty_lines=False, remove_extra_whitespaces=False, unicode_normalization="NFC"
+        ),
     )
     last = "cleaner"
     if from_files:
         pipe.connect("converter.documents", "cleaner.documents")
     if config.splitter.enabled:
         pipe.add_component(
-            "splitter", StructuredSplitter(min_chars=config.splitter.min_chars, max_chars=config.splitter.max_chars)
+            "splitter",
+            StructuredSplitter(min_chars=config.splitter.min_chars, max_chars=config.splitter.max_chars),
         )
         pipe.connect("cleaner.documents", "splitter.documents")
         last = "splitter"
@@ -79,7 +86,10 @@ def build_indexing_pipeline(
     pipe.add_component(
         "embedder",
         CachedDocumentEmbedder(
-            model=emb.model, batch_size=emb.batch_size, cache_dir=emb.cache_dir, use_cache=emb.use_cache,
+            model=emb.model,
+            batch_size=emb.batch_size,
+            cache_dir=emb.cache_dir,
+            use_cache=emb.use_cache,
             progress_bar=progress_bar,
         ),
     )
@@ -111,21 +121,30 @@ def build_query_pipeline(
         pipe.add_component(
             "text_embedder",
             SentenceTransformersTextEmbedder(
-                model=resolve_model(config.embedder.model), normalize_embeddings=True, progress_bar=False,
+                model=resolve_model(config.embedder.model),
+                normalize_embeddings=True,
+                progress_bar=False,
                 local_files_only=True,
             ),
         )
         dense_k = candidates if q.mode == "hybrid" else head_k
-        pipe.add_component("dense", _dense_retriever(config, store, dense_k, scale=q.mode == "dense" and q.cut.enabled))
+        pipe.add_component(
+            "dense", _dense_retriever(config, store, dense_k, scale=q.mode == "dense" and q.cut.enabled)
+        )
         pipe.connect("text_embedder.embedding", "dense.query_embedding")
     if q.mode in ("bm25", "hybrid"):
-        pipe.add_component("bm25", _bm25_retriever(config, store, candidates if q.mode == "hybrid" else head_k))
+        pipe.add_component(
+            "bm25", _bm25_retriever(config, store, candidates if q.mode == "hybrid" else head_k)
+        )
     last = "dense" if q.mode == "dense" else "bm25"
     if q.mode == "hybrid":
         pipe.add_component(
             "fusion",
             HybridFusion(
-                method=q.fusion.method, weights=q.fusion.resolved_weights(), rrf_k=q.fusion.rrf_k, top_k=head_k
+                method=q.fusion.method,
+                weights=q.fusion.resolved_weights(),
+                rrf_k=q.fusion.rrf_k,
+                top_k=head_k,
             ),
         )
         pipe.connect("bm25.documents", "fusion.bm25_documents")
@@ -137,7 +156,8 @@ def build_query_pipeline(
         last = "reranker"
     if q.cut.enabled:
         pipe.add_component(
-            "cut", ScoreCliffCutter(drop_ratio=q.cut.drop_ratio, max_keep=q.cut.max_keep, min_keep=q.cut.min_keep)
+            "cut",
+            ScoreCliffCutter(drop_ratio=q.cut.drop_ratio, max_keep=q.cut.max_keep, min_keep=q.cut.min_keep),
         )
         pipe.connect(f"{last}.documents", "cut.documents")
         last = "cut"
@@ -163,8 +183,14 @@ def _bm25_retriever(config: RetrievalConfig, store: EmbeddedDocumentStore, top_k
 
         return InMemoryBM25Retriever(document_store=_stock_store(store), top_k=top_k)
     return FastBM25Retriever(
-        document_store=store, top_k=top_k, language=b.language, stemming=b.stemming, stopwords=b.stopwords,
-        k1=b.k1, b=b.b, method=b.method,
+        document_store=store,
+        top_k=top_k,
+        language=b.language,
+        stemming=b.stemming,
+        stopwords=b.stopwords,
+        k1=b.k1,
+        b=b.b,
+        method=b.method,
     )
 
 
@@ -209,7 +235,9 @@ def _build_reranker(q: QueryConfig, info: QueryPipelineInfo) -> Any:
         info.notes.append(f"reranker skipped: {exc}")
         logger.warning("reranker skipped: %s", exc)
         return None
-    from haystack_integrations.components.rankers.sentence_transformers import SentenceTransformersSimilarityRanker
+    from haystack_integrations.components.rankers.sentence_transformers import (
+        SentenceTransformersSimilarityRanker,
+    )
 
     info.reranked = True
     top = q.cut.max_keep if q.cut.enabled else q.top_k

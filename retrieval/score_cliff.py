@@ -28,7 +28,9 @@ def validate_scores(scores: Sequence[float | None]) -> list[float]:
     checked: list[float] = []
     for i, score in enumerate(scores):
         if score is None or not isinstance(score, int | float) or not math.isfinite(score):
-            raise ScoreScaleError(f"score-cliff cut needs a finite score on every document; item {i} has {score!r}")
+            raise ScoreScaleError(
+                f"score-cliff cut needs a finite score on every document; item {i} has {score!r}"
+            )
         if score < 0:
             raise ScoreScaleError(
                 f"score-cliff cut needs non-negative scores (e.g. probabilities or normalized fused scores); "
@@ -98,7 +100,9 @@ class ScoreCliffCutter:
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize this component to a dictionary."""
-        return default_to_dict(self, drop_ratio=self.drop_ratio, max_keep=self.max_keep, min_keep=self.min_keep)
+        return default_to_dict(
+            self, drop_ratio=self.drop_ratio, max_keep=self.max_keep, min_keep=self.min_keep
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreCliffCutter:

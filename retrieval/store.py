@@ -77,7 +77,9 @@ class EmbeddedDocumentStore:
         """Documents matching Haystack-syntax `filters` (all when None), with their embeddings."""
         return [self._with_embedding(i) for i in self.matching_indices(filters)]
 
-    def write_documents(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
+    def write_documents(
+        self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE
+    ) -> int:
         """Add documents; duplicates by id are skipped (NONE/SKIP), overwritten, or raise (FAIL)."""
         written = 0
         for doc in documents:
@@ -188,8 +190,12 @@ class EmbeddedDocumentStore:
                 np.save(tmp / "embeddings.npy", matrix)
             for index in self._bm25.values():  # the most recently used index is saved
                 index.save(tmp / "bm25")
-            manifest = {"format": FORMAT_VERSION, "count": len(self._docs), "meta": self.meta,
-                        "dim": None if matrix is None else int(matrix.shape[1])}
+            manifest = {
+                "format": FORMAT_VERSION,
+                "count": len(self._docs),
+                "meta": self.meta,
+                "dim": None if matrix is None else int(matrix.shape[1]),
+            }
             (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
             os.replace(tmp, target / version)
             pointer = target / f".{_CURRENT}.tmp"
@@ -214,7 +220,9 @@ class EmbeddedDocumentStore:
         """Load a store saved with `save()`; missing or corrupt directories raise clear errors."""
         root = Path(path)
         if not root.is_dir():
-            raise StoreNotFoundError(f"store directory {root} does not exist (create it with `haygraph index`)")
+            raise StoreNotFoundError(
+                f"store directory {root} does not exist (create it with `haygraph index`)"
+            )
         pointer = root / _CURRENT
         if not pointer.is_file():
             raise StoreNotFoundError(f"{root} holds no haygraph index (no {_CURRENT} file)")
