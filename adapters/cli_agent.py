@@ -95,16 +95,16 @@ def cmd_serve_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-DEMO_RETRIEVALS = ("How many days of annual leave do I get?", "报销需要在多少天内提交？")
+DEMO_RETRIEVALS = ("How many days of annual leave do I get?", "每个月报销截止是几号？")
 
 DEMO_TURNS: tuple[tuple[str, str], ...] = (
     ("greeting (no retrieval)", "Hi there!"),
-    ("English policy question", "How many days per week am I allowed to work from home?"),
+    ("English policy question", "Could you please tell me the minimum length for my password?"),
     ("Chinese policy question", "请问婚假有几天？"),
-    ("poor first retrieval → expand", "Um, so, like, the thing about the guest wifi in the office, what's it called?"),
-    ("not in the handbook", "Can I bring my dog to the office?"),
-    ("order lookup (tool)", "帮我查一下订单 202405120001 的物流"),
-    ("missing order number (clarify)", "我上周买的东西咋还没到"),
+    ("poor first retrieval → expand", "It's my first day tomorrow - what time should I show up and where do I go?"),
+    ("not in the handbook → insufficient evidence", "Can I bring my dog to the office?"),
+    ("missing order number → clarify", "我上周买的东西咋还没到"),
+    ("order lookup → query_order tool", "帮我查一下订单 202405120001 的物流"),
 )
 
 

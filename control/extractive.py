@@ -26,7 +26,9 @@ _ZH_STOP = frozenset("的了是吗呢吧啊呀么什怎我你您他她它们在�
 _BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}\s|\|)")
 # Headings, table separator rows and bold-only labels ("**Your first day**") are not answers.
 _NOT_AN_ANSWER = re.compile(r"^(?:#{1,6}\s|[|:\-\s]+$|(?:[-*+]\s+)?\*\*[^*]+\*\*:?$)")
+_LABEL = re.compile(r"^\*\*[^*]+\*\*:?$")
 _MIN_UNIT_CHARS = 6
+_ENUMERATOR = re.compile(r"^\d+[.)]\s+")
 _SENTENCE_END = re.compile(r"(?<=[。！？；])|(?<=[.!?;])\s+")
 _CJK_EDGE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff，。！？；：、）》」』]")
 
@@ -87,7 +89,14 @@ def answer_units(text: str) -> list[str]:
         stripped = line.strip()
         if not stripped:
             blocks.append([])
-        elif _BLOCK_START.match(line) or not blocks or not blocks[-1] or blocks[-1][0].startswith(("#", "|")):
+        elif (
+            _BLOCK_START.match(line)
+            or _LABEL.match(stripped)
+            or not blocks
+            or not blocks[-1]
+            or blocks[-1][0].startswith(("#", "|"))
+            or _LABEL.match(blocks[-1][-1])
+        ):
             blocks.append([stripped])
         else:
             blocks[-1].append(stripped)
@@ -99,7 +108,13 @@ def answer_units(text: str) -> list[str]:
         for nxt in block[1:]:
             glue = "" if _CJK_EDGE.match(joined[-1]) and _CJK_EDGE.match(nxt[0]) else " "
             joined += glue + nxt
-        for piece in _SENTENCE_END.split(joined):
+        if joined.startswith("#"):
+            continue  # a heading names a section; it does not answer anything
+        enumerator = _ENUMERATOR.match(joined)
+        head = enumerator.group(0) if enumerator else ""
+        pieces = _SENTENCE_END.split(joined[len(head) :])
+        pieces[0] = head + pieces[0]
+        for piece in pieces:
             piece = piece.strip()
             if len(piece) >= _MIN_UNIT_CHARS and not _NOT_AN_ANSWER.match(piece):
                 units.append(piece)

@@ -104,3 +104,33 @@ class TestInsufficientMessage:
     def test_language(self) -> None:
         assert insufficient_message("What is X?") == INSUFFICIENT_EN
         assert insufficient_message("X 是什么") == INSUFFICIENT_ZH
+
+
+class TestAnswerUnits:
+    def test_wrapped_lines_are_joined_and_headings_dropped(self) -> None:
+        from control.extractive import answer_units
+
+        text = (
+            "## 2. Your first day\n\n"
+            "- Arrive at **09:00** at the reception on **floor 12**, or at\n"
+            "  the reception of your local office.\n"
+            "- Bring a photo ID.\n"
+        )
+        assert answer_units(text) == [
+            "- Arrive at **09:00** at the reception on **floor 12**, or at the reception of your local office.",
+            "- Bring a photo ID.",
+        ]
+
+    def test_numbered_item_is_not_split_after_its_number(self) -> None:
+        from control.extractive import answer_units
+
+        assert answer_units("1. Log in to PeopleHub. Then choose Leave.") == [
+            "1. Log in to PeopleHub.",
+            "Then choose Leave.",
+        ]
+
+    def test_chinese_lines_join_without_space_and_labels_are_skipped(self) -> None:
+        from control.extractive import answer_units
+
+        text = "**婚假**\n员工依法登记结婚的，可享受婚假\n13 天。须在一年内休完。\n|---|---|\n"
+        assert answer_units(text) == ["员工依法登记结婚的，可享受婚假 13 天。", "须在一年内休完。"]
