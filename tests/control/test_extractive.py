@@ -117,7 +117,8 @@ class TestAnswerUnits:
             "- Bring a photo ID.\n"
         )
         assert answer_units(text) == [
-            "- Arrive at **09:00** at the reception on **floor 12**, or at the reception of your local office.",
+            "- Arrive at **09:00** at the reception on **floor 12**, or at the reception of your local "
+            "office.",
             "- Bring a photo ID.",
         ]
 
