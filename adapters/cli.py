@@ -168,8 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_search)
 
     from adapters import cli_agent
+    from eval import cli as eval_cli
 
     cli_agent.register(sub)
+    eval_cli.register(sub)
     return parser
 
 
@@ -186,6 +188,11 @@ def _known_errors() -> tuple[type[BaseException], ...]:
         except (ImportError, AttributeError):
             continue
     return tuple(errors)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error message on one line: some messages (YAML parse errors, validation errors) span several."""
+    return " ".join(str(exc).split())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -205,13 +212,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _known_errors() as exc:
         if args.debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
         if args.debug:
             raise
-        print(f"error: unexpected failure ({type(exc).__name__}): {exc} — rerun with --debug for details",
-              file=sys.stderr)
+        print(
+            f"error: unexpected failure ({type(exc).__name__}): {_one_line(exc)}"
+            " — rerun with --debug for details",
+            file=sys.stderr,
+        )
         return EXIT_FAILURE
 
 

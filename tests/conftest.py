@@ -1,0 +1,48 @@
+"""Session-wide fixtures shared by the integration tests.
+
+`handbook_store` indexes the bundled sample handbook with the real embedding model ONCE per test run.
+Embeddings go to a stable cache (`$HAYGRAPH_CACHE_DIR` when set, else one session temp dir), so any
+other test that indexes the handbook with `haygraph_cache_dir` reads every embedding from that cache.
+
+The store is shared: treat it as read-only. Tests that write next to it (orders database, threads,
+re-indexing) take `handbook_store_copy` instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def haygraph_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The embedding cache directory of this test run: `$HAYGRAPH_CACHE_DIR`, else a session temp dir."""
+    env = os.environ.get("HAYGRAPH_CACHE_DIR")
+    return Path(env) if env else tmp_path_factory.mktemp("haygraph-cache")
+
+
+@pytest.fixture(scope="session")
+def handbook_store(tmp_path_factory: pytest.TempPathFactory, haygraph_cache_dir: Path) -> Path:
+    """A store directory holding the indexed sample handbook (real model; built once per session).
+
+    The store's saved config names `haygraph_cache_dir` as its embedding cache.
+    """
+    from retrieval import sample_handbook_path
+    from retrieval.config import RetrievalConfig
+    from retrieval.knowledge_base import KnowledgeBase
+
+    store = tmp_path_factory.mktemp("handbook") / "store"
+    config = RetrievalConfig().with_overrides(embedder={"cache_dir": str(haygraph_cache_dir)})
+    KnowledgeBase(config, store).index([sample_handbook_path()])
+    return store
+
+
+@pytest.fixture()
+def handbook_store_copy(handbook_store: Path, tmp_path: Path) -> Path:
+    """A private copy of `handbook_store` that a test may write to."""
+    copy = tmp_path / "store"
+    shutil.copytree(handbook_store, copy)
+    return copy
