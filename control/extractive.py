@@ -6,6 +6,7 @@ the answer is copied verbatim from a cited chunk, so the answer can only contain
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -57,8 +58,9 @@ def _stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=4096)
 def terms(text: str) -> dict[str, float]:
-    """Return the weighted matching terms of a text.
+    """Return the weighted matching terms of a text (memoized: callers must not mutate the result).
 
     English content words (lowercase, plural-stripped, stop words removed) weigh 2; Chinese
     characters (minus function characters) weigh 1 and Chinese character bigrams 2.

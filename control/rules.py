@@ -46,7 +46,10 @@ _ORDER_KW_ZH = ("订单", "物流", "快递", "发货", "到货", "没到", "包
 _PERSONAL_EN = re.compile(
     r"\b(my|mine|where(?:'s| is)|status|track|hasn'?t|has not|not arrived|didn'?t|did not|still|yet|late)\b"
 )
-_PERSONAL_ZH = ("我的", "我买", "我下", "没到", "到哪", "还没", "状态", "查一下", "查询", "在哪", "怎么还")
+_PERSONAL_ZH = (
+    "我的", "我买", "我下", "没到", "到哪", "还没", "状态", "查一下", "查下", "查查", "帮我查",
+    "查询", "在哪", "怎么还",
+)  # fmt: skip
 _POLICY_EN = re.compile(
     r"\b(polic(?:y|ies)|how long|how much|cost|fees?|free|usually|typically|normally|options?|methods?"
     r"|international|countries|rules?)\b"

