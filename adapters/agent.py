@@ -1,4 +1,4 @@
-"""Assemble a ready agent from a store directory: knowledge base, retriever adapter, example tools, threads."""
+"""Assemble a ready agent from a store directory: knowledge base, retriever, example tools, threads."""
 
 from __future__ import annotations
 
@@ -41,4 +41,6 @@ def build_agent(
     # The executor carries the registry and allow-list; the graph reads them for schema selection.
     executor = ContractToolExecutor(registry, list(allow_list), max_calls_per_turn=max_calls_per_turn)
     checkpointer = sqlite_checkpointer(threads_db) if threads_db else None
-    return Agent(retriever=retriever, model=model, tool_executor=executor, checkpointer=checkpointer, **settings)
+    return Agent(
+        retriever=retriever, model=model, tool_executor=executor, checkpointer=checkpointer, **settings
+    )

@@ -7,6 +7,7 @@ Every command prints one clear error line and exits non-zero on bad input; no st
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -37,10 +38,8 @@ def _quiet_libraries() -> None:
         hf_logging.disable_progress_bar()
     except ImportError:  # pragma: no cover - transformers is a dependency
         pass
-    try:
+    with contextlib.suppress(ImportError):
         import bm25s  # noqa: F401  (it sets its own logger to DEBUG on import)
-    except ImportError:  # pragma: no cover
-        pass
     for noisy in ("haystack", "sentence_transformers", "bm25s", "jieba", "httpx", "mcp"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
@@ -134,8 +133,15 @@ def _search_json(result: Any) -> dict[str, Any]:
         "notes": result.notes,
         "timings_ms": result.timings_ms,
         "results": [
-            {"rank": i, "id": h.id, "score": h.score, "relevance": h.relevance, "source": h.source,
-             "heading_path": h.heading_path, "text": h.content}
+            {
+                "rank": i,
+                "id": h.id,
+                "score": h.score,
+                "relevance": h.relevance,
+                "source": h.source,
+                "heading_path": h.heading_path,
+                "text": h.content,
+            }
             for i, h in enumerate(result.hits, start=1)
         ],
     }
@@ -145,7 +151,8 @@ def _search_json(result: Any) -> dict[str, Any]:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `haygraph` command."""
     parser = argparse.ArgumentParser(
-        prog="haygraph", description="Agentic RAG over your documents: evidence-cited answers or an honest 'no'."
+        prog="haygraph",
+        description="Agentic RAG over your documents: evidence-cited answers or an honest 'no'.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
@@ -202,7 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s: %(message)s"
+    )
     _quiet_libraries()
     try:
         return int(args.func(args))

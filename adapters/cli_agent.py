@@ -14,8 +14,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("ask", help="answer one question from the knowledge base, citing evidence ids")
     p.add_argument("question")
     p.add_argument("--store", required=True, help="store directory made by `haygraph index`")
-    p.add_argument("--model", help="LangChain chat model as provider:name (needs the `langchain` extra); "
-                                   "default: offline mode (rule-based routing, extractive answers)")
+    p.add_argument(
+        "--model",
+        help="LangChain chat model as provider:name (needs the `langchain` extra); "
+        "default: offline mode (rule-based routing, extractive answers)",
+    )
     p.add_argument("--json", action="store_true", help="print the stable JSON result object")
     p.add_argument("--thread", default="ask", help="conversation thread id (default: ask)")
     p.set_defaults(func=cmd_ask)
@@ -52,7 +55,9 @@ def format_result(result: dict[str, Any]) -> str:
             lines.append(f"  [{ev['id']}] {ev['source']}")
     path = " → ".join(result.get("path") or [])
     total = (result.get("timings_ms") or {}).get("total", 0.0)
-    lines.append(f"status: {result.get('status')}  route: {result.get('route')}  path: {path}  ({total:.0f} ms)")
+    lines.append(
+        f"status: {result.get('status')}  route: {result.get('route')}  path: {path}  ({total:.0f} ms)"
+    )
     return "\n".join(lines)
 
 
@@ -101,7 +106,10 @@ DEMO_TURNS: tuple[tuple[str, str], ...] = (
     ("greeting (no retrieval)", "Hi there!"),
     ("English policy question", "Could you please tell me the minimum length for my password?"),
     ("Chinese policy question", "请问婚假有几天？"),
-    ("poor first retrieval → expand", "It's my first day tomorrow - what time should I show up and where do I go?"),
+    (
+        "poor first retrieval → expand",
+        "It's my first day tomorrow - what time should I show up and where do I go?",
+    ),
     ("not in the handbook → insufficient evidence", "Can I bring my dog to the office?"),
     ("missing order number → clarify", "我上周买的东西咋还没到"),
     ("order lookup → query_order tool", "帮我查一下订单 202405120001 的物流"),
@@ -119,13 +127,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"== Indexing the sample handbook ({sample_handbook_path()}) into {store}")
     kb = KnowledgeBase.open(store) if (store / "CURRENT").is_file() else KnowledgeBase(store_dir=store)
     report = kb.index([sample_handbook_path()], progress=True)
-    print(f"   {report.sources} documents -> {report.chunks} chunks ({report.embedded} embedded, "
-          f"{report.from_cache} from cache) in {report.seconds:.1f}s")
+    print(
+        f"   {report.sources} documents -> {report.chunks} chunks ({report.embedded} embedded, "
+        f"{report.from_cache} from cache) in {report.seconds:.1f}s"
+    )
     for query in DEMO_RETRIEVALS:
         print(f"\n== Retrieval: {query}")
         for rank, hit in enumerate(kb.search(query).hits, start=1):
-            print(f"   {rank}. [{hit.id}] score={hit.score:.4f} relevance={hit.relevance or 0:.2f}  "
-                  f"{' > '.join(hit.heading_path)}")
+            print(
+                f"   {rank}. [{hit.id}] score={hit.score:.4f} relevance={hit.relevance or 0:.2f}  "
+                f"{' > '.join(hit.heading_path)}"
+            )
     agent = build_agent(store)
     print("\n== Conversation (offline mode: rule-based routing, extractive answers citing evidence ids)")
     for label, question in DEMO_TURNS:
@@ -133,4 +145,3 @@ def cmd_demo(args: argparse.Namespace) -> int:
         result = agent.ask(question, thread_id="demo")
         print(format_result(result))
     return 0
-

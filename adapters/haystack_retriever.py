@@ -1,4 +1,4 @@
-"""The Haystack query pipeline as a control-plane `Retriever`: documents in, `Evidence` out. No logic beyond mapping."""
+"""The Haystack query pipeline as a control-plane `Retriever`: documents in, `Evidence` out; mapping only."""
 
 from __future__ import annotations
 
@@ -8,12 +8,20 @@ from control.evidence import Evidence
 from retrieval.config import QueryConfig
 from retrieval.knowledge_base import Hit, KnowledgeBase
 
-_META_KEPT = ("source_id", "chunk_index", "language", "title", "bm25_score", "dense_score", "fusion_score",
-             "term_coverage")
+_META_KEPT = (
+    "source_id",
+    "chunk_index",
+    "language",
+    "title",
+    "bm25_score",
+    "dense_score",
+    "fusion_score",
+    "term_coverage",
+)
 
 
 def hit_to_evidence(hit: Hit) -> Evidence:
-    """Map one retrieval hit to graph evidence (relevance = calibrated probability, see retrieval.relevance)."""
+    """Map one retrieval hit to graph evidence (relevance: calibrated probability, `retrieval.relevance`)."""
     return Evidence(
         id=hit.id,
         text=hit.content,
@@ -41,7 +49,9 @@ class HaystackRetriever:
         """Load the embedding model and indexes now rather than on the first question."""
         self.kb.runner(self.query_config).warm_up()
 
-    def retrieve(self, query: str, *, top_k: int = 5, filters: dict[str, Any] | None = None) -> list[Evidence]:
+    def retrieve(
+        self, query: str, *, top_k: int = 5, filters: dict[str, Any] | None = None
+    ) -> list[Evidence]:
         """Run the query pipeline and return up to `top_k` evidence items, best first."""
         result = self.kb.search(query, filters=filters, config=self._config_for(top_k))
         return [hit_to_evidence(h) for h in result.hits[:top_k]]
@@ -52,7 +62,10 @@ class HaystackRetriever:
         if doc is None:
             return None
         return Evidence(
-            id=doc.id, text=doc.content or "", score=0.0, source=str(doc.meta.get("source_id", "")),
+            id=doc.id,
+            text=doc.content or "",
+            score=0.0,
+            source=str(doc.meta.get("source_id", "")),
             heading_path=list(doc.meta.get("heading_path") or []),
         )
 
