@@ -1,7 +1,6 @@
 """Integration tests: the real bundled embedding model over the real sample handbook."""
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -32,8 +31,9 @@ LEAVE_ONLY = {"field": "meta.source_id", "operator": "==", "value": "leave-polic
 
 
 @pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> str:
-    return os.environ.get("HAYGRAPH_CACHE_DIR") or str(tmp_path_factory.mktemp("cache"))
+def cache_dir(haygraph_cache_dir) -> str:
+    # the session-wide cache (tests/conftest.py): the handbook is embedded at most once per run
+    return str(haygraph_cache_dir)
 
 
 @pytest.fixture(scope="module")
