@@ -112,7 +112,8 @@ class TestKnowledgeBase:
         assert report.embedded == 0 and report.from_cache == report.chunks == first.chunks
         assert report.removed_stale == 0 and report.total_documents == first.total_documents
 
-    def test_reindex_edited_file_replaces_its_chunks(self, config, tmp_path):
+    def test_reindex_edited_file_replaces_its_chunks(self, tmp_path):
+        config = RetrievalConfig(embedder={"cache_dir": str(tmp_path / "cache")})  # fresh: counts embeds
         src = tmp_path / "docs"
         src.mkdir()
         (src / "a.md").write_text("# Parking\n\nStaff parking is free on level 2 of the garage.\n")

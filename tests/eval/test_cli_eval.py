@@ -1,0 +1,139 @@
+"""Tests for eval.cli: the `eval` and `tune` sub-commands through a throwaway argparse parser."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from eval.cli import register
+from eval.errors import EvalError
+from eval.index_prep import datasets_root
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="haygraph")
+    register(parser.add_subparsers(dest="command"))
+    return parser
+
+
+class TestRegister:
+    def test_eval_defaults(self):
+        args = _parser().parse_args(["eval", "--dataset", "med"])
+        assert (args.split, args.k, args.configs, args.limit) == ("test", "1,3,5,10,100", None, None)
+        assert callable(args.func)
+
+    def test_tune_requires_out(self, capsys):
+        with pytest.raises(SystemExit):
+            _parser().parse_args(["tune", "--dataset", "scifact"])
+        assert "--out" in capsys.readouterr().err
+
+    def test_tune_refuses_test_split_before_any_work(self, tmp_path):
+        args = _parser().parse_args(
+            ["tune", "--dataset", "scifact", "--split", "test", "--out", str(tmp_path / "t.json")]
+        )
+        with pytest.raises(EvalError, match="test split"):
+            args.func(args)
+        assert not (tmp_path / "t.json").exists()
+
+    def test_unknown_config_is_a_typed_error(self):
+        args = _parser().parse_args(["eval", "--dataset", "med", "--configs", "bm25,nope", "--no-progress"])
+        with pytest.raises(EvalError, match="unknown config"):
+            args.func(args)
+
+    def test_missing_dataset_is_a_typed_error(self, tmp_path):
+        args = _parser().parse_args(["eval", "--dataset", str(tmp_path / "none"), "--no-progress"])
+        with pytest.raises(EvalError, match="dataset not found"):
+            args.func(args)
+
+
+@pytest.mark.skipif(
+    not (datasets_root() / "med" / "corpus.jsonl").is_file(),
+    reason=f"shared datasets not found at {datasets_root()}",
+)
+class TestEvalCommand:
+    def test_bm25_smoke_writes_json_markdown_and_plot(self, tmp_path, capsys):
+        out, md, png = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.png"
+        argv = ["eval", "--dataset", "med", "--configs", "bm25,bm25+cut", "--limit", "3", "--no-progress",
+                "--out", str(out), "--markdown", str(md), "--plot", str(png)]  # fmt: skip
+        args = _parser().parse_args(argv)
+        assert args.func(args) == 0
+        data = json.loads(out.read_text())
+        assert (data["dataset"], data["split"], data["num_queries"]) == ("med", "test", 3)
+        bm25 = data["configs"]["bm25"]
+        for key in ("nDCG@10", "HitRate@5", "MRR@10", "Recall@100", "MAP@100"):
+            assert 0.0 <= bm25["metrics"][key] <= 1.0
+        assert set(bm25["latency_ms"]) >= {"p50", "p95"} and bm25["chunks_kept_mean"] is None
+        assert isinstance(data["configs"]["bm25+cut"]["chunks_kept_mean"], float)
+        table = md.read_text()
+        assert "| bm25 |" in table and "nDCG@100" in table and "MAP@100" in table
+        assert png.read_bytes()[:4] == b"\x89PNG"
+        stdout = capsys.readouterr().out
+        assert "med/test: 3 queries" in stdout and "bm25+cut" in stdout
+
+
+def _tiny_dataset(root):
+    """Six documents, two train and two test queries: enough to run tune -> eval --tuned for real."""
+    docs = {
+        "d1": "Aspirin reduces the risk of heart attack in adults.",
+        "d2": "Statins lower cholesterol and cardiovascular events.",
+        "d3": "Vitamin D deficiency is linked to bone fractures.",
+        "d4": "Regular exercise improves sleep quality.",
+        "d5": "Smoking causes lung cancer and heart disease.",
+        "d6": "Green tea contains antioxidants.",
+    }
+    queries = {
+        "t1": "aspirin heart attack",
+        "t2": "cholesterol drugs",
+        "s1": "bone fractures vitamin",
+        "s2": "lung cancer",
+    }
+    (root / "qrels").mkdir(parents=True)
+    (root / "train").mkdir()
+    (root / "corpus.jsonl").write_text(
+        "\n".join(json.dumps({"_id": k, "title": "", "text": v}) for k, v in docs.items()), encoding="utf-8"
+    )
+    (root / "queries.jsonl").write_text(
+        "\n".join(json.dumps({"_id": k, "text": v}) for k, v in queries.items()), encoding="utf-8"
+    )
+    (root / "train" / "qrels.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nt1\td1\t1\nt2\td2\t1\n", encoding="utf-8"
+    )
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\ns1\td3\t1\ns2\td5\t1\n", encoding="utf-8"
+    )
+    return root
+
+
+@pytest.mark.integration
+class TestTuneThenEval:
+    """`tune` on train writes parameters that `eval --tuned` turns into hybrid-tuned configs (real model)."""
+
+    def test_round_trip(self, tmp_path, capsys, monkeypatch):
+        monkeypatch.setenv("HAYGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+        data = _tiny_dataset(tmp_path / "tiny")
+        tuned = tmp_path / "tuned.json"
+        args = _parser().parse_args(["tune", "--dataset", str(data), "--out", str(tuned), "--no-progress"])
+        assert args.func(args) == 0
+        params = json.loads(tuned.read_text())
+        assert params["split"] == "train" and params["num_queries"] == 2
+        assert params["fusion"]["method"] in ("rrf", "minmax") and len(params["grid"]["fusion"]) == 22
+        out = tmp_path / "r.json"
+        names = "bm25,hybrid-tuned,hybrid-tuned+cut"
+        argv = ["eval", "--dataset", str(data), "--tuned", str(tuned), "--configs", names,
+                "--k", "1,5", "--out", str(out), "--no-progress"]  # fmt: skip
+        args = _parser().parse_args(argv)
+        assert args.func(args) == 0
+        result = json.loads(out.read_text())
+        tuned_cfg = result["configs"]["hybrid-tuned"]["query_config"]
+        assert tuned_cfg["fusion"]["method"] == params["fusion"]["method"]
+        assert tuned_cfg["fusion"]["weights"] == params["fusion"]["weights"]
+        cut_cfg = result["configs"]["hybrid-tuned+cut"]["query_config"]["cut"]
+        assert (cut_cfg["drop_ratio"], cut_cfg["max_keep"]) == (
+            params["cut"]["drop_ratio"],
+            params["cut"]["max_keep"],
+        )
+        assert (
+            result["configs"]["hybrid-tuned"]["metrics"]["HitRate@5"] == 1.0
+        )  # 6 docs: every relevant is in the top 5

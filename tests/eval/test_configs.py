@@ -1,0 +1,71 @@
+"""Tests for eval.configs: named configurations -> query pipeline configs."""
+
+from __future__ import annotations
+
+import pytest
+
+from eval.configs import DEFAULT_CONFIGS, TunedParams, build_configs, parse_config_names
+from eval.errors import EvalError
+from eval.index_prep import whole_document_config
+
+
+class TestParseConfigNames:
+    def test_default_is_every_base_and_its_cut(self):
+        names = parse_config_names(None)
+        assert names == list(DEFAULT_CONFIGS)
+        assert {"bm25", "dense", "hybrid", "hybrid-minmax", "hybrid+rerank", "hybrid-minmax+cut"} <= set(
+            names
+        )
+        assert "hybrid-tuned" in parse_config_names("", tuned=True)
+
+    def test_comma_list_is_stripped_and_deduped(self):
+        assert parse_config_names(" bm25, dense ,bm25") == ["bm25", "dense"]
+
+    def test_unknown_name_lists_valid_ones(self):
+        with pytest.raises(EvalError, match=r"'bm99'.*valid: bm25"):
+            parse_config_names("bm25,bm99")
+
+
+class TestBuildConfigs:
+    def setup_method(self):
+        self.base = whole_document_config()
+
+    def test_modes_fusion_and_depth(self):
+        configs = {
+            c.name: c
+            for c in build_configs(["bm25", "dense", "hybrid", "hybrid-minmax"], self.base, depth=100)
+        }
+        assert configs["bm25"].query.mode == "bm25" and not configs["bm25"].needs_embeddings
+        assert configs["dense"].query.mode == "dense" and configs["dense"].needs_embeddings
+        assert configs["hybrid"].query.fusion.method == "rrf"
+        assert configs["hybrid-minmax"].query.fusion.method == "minmax"
+        for cfg in configs.values():
+            assert (
+                cfg.query.top_k == 100 and cfg.query.cut.enabled is False and cfg.query.reranker.model is None
+            )
+        assert configs["hybrid"].query.fusion.candidates >= 100
+
+    def test_cut_variant_enables_the_cut(self):
+        cut = build_configs(["hybrid+cut"], self.base)[0]
+        assert cut.cut and cut.base == "hybrid"
+        assert cut.query.cut.enabled and cut.query.cut.max_keep == 5 and cut.query.cut.drop_ratio == 0.5
+
+    def test_missing_reranker_is_skipped_with_reason(self):
+        cfgs = build_configs(
+            ["hybrid+rerank", "hybrid+rerank+cut"], self.base, reranker_model="/nonexistent/ce"
+        )
+        for cfg in cfgs:
+            assert cfg.query is None
+            assert "not available offline" in cfg.skip_reason and "/nonexistent/ce" in cfg.skip_reason
+
+    def test_tuned_params_are_applied(self):
+        tuned = TunedParams("minmax", (0.3, 0.7), 60, 100, 0.4, 3)
+        plain, cut = build_configs(["hybrid-tuned", "hybrid-tuned+cut"], self.base, tuned=tuned)
+        assert plain.query.fusion.method == "minmax" and plain.query.fusion.weights == (0.3, 0.7)
+        assert cut.query.cut.enabled and (cut.query.cut.drop_ratio, cut.query.cut.max_keep) == (0.4, 3)
+        # the untuned cut keeps its defaults
+        assert build_configs(["hybrid+cut"], self.base, tuned=tuned)[0].query.cut.drop_ratio == 0.5
+
+    def test_tuned_without_params_is_an_error(self):
+        with pytest.raises(EvalError, match="haygraph tune"):
+            build_configs(["hybrid-tuned"], self.base)
