@@ -1,0 +1,167 @@
+"""The ``haygraph eval`` and ``haygraph tune`` sub-commands (registered by ``adapters/cli.py``).
+
+``register(subparsers)`` adds both; each handler takes the parsed namespace, writes its output to
+stdout and returns an exit code. Errors are raised as `EvalError` / `RetrievalError` for the
+caller's one-line error handling. Progress bars (tqdm) go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from eval.configs import DEFAULT_CONFIGS, TUNED_NAME
+from eval.errors import EvalError
+from eval.harness import DEFAULT_KS, parse_ks, run_harness
+from eval.report import plot_results, results_to_markdown
+from eval.tuning import load_tuned, run_tuning
+
+HEADLINE_METRICS: tuple[str, ...] = ("nDCG@10", "HitRate@5", "MRR@10", "Recall@100", "MAP@100")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``eval`` and ``tune`` sub-commands to an argparse sub-parser collection."""
+    p = subparsers.add_parser("eval", help="evaluate retrieval configurations on a BEIR dataset")
+    p.add_argument(
+        "--dataset", required=True, help="BEIR folder, or a dataset name in the shared datasets folder"
+    )
+    p.add_argument("--split", default="test", help="qrels split (default: test)")
+    p.add_argument(
+        "--configs",
+        help=f"comma-separated config names (default: all); valid: {', '.join(DEFAULT_CONFIGS)}, "
+        f"{TUNED_NAME}, {TUNED_NAME}+cut",
+    )
+    p.add_argument(
+        "--k", default=",".join(map(str, DEFAULT_KS)), help="metric cutoffs (default: 1,3,5,10,100)"
+    )
+    p.add_argument("--out", help="write the results JSON here")
+    p.add_argument("--markdown", help="write a Markdown table here")
+    p.add_argument("--plot", help="write a PNG plot here")
+    p.add_argument("--store", help="keep the index in this directory and reuse it on later runs")
+    p.add_argument("--limit", type=int, help="evaluate only the first N queries (smoke runs)")
+    p.add_argument("--tuned", help="a `haygraph tune` JSON: adds hybrid-tuned and hybrid-tuned+cut")
+    p.add_argument(
+        "--reranker", help="cross-encoder for hybrid+rerank (name in the HF cache, or a local path)"
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.set_defaults(func=cmd_eval)
+
+    p = subparsers.add_parser("tune", help="tune hybrid fusion and the score-cliff cut on a train split")
+    p.add_argument(
+        "--dataset", required=True, help="BEIR folder, or a dataset name in the shared datasets folder"
+    )
+    p.add_argument("--split", default="train", help="split to tune on (default: train; test is refused)")
+    p.add_argument("--out", required=True, help="write the best parameters (JSON) here")
+    p.add_argument("--store", help="keep the index in this directory and reuse it on later runs")
+    p.add_argument("--limit", type=int, help="tune on the first N queries only")
+    p.add_argument("--depth", type=int, default=100, help="candidates per retriever (default: 100)")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.set_defaults(func=cmd_tune)
+
+
+def _out(text: str = "") -> None:
+    """Write one line to stdout (the CLI's output channel)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _write_json(path: str, data: Any) -> Path:
+    """Write ``data`` as indented JSON, creating parent folders; OSError becomes `EvalError`."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise EvalError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    return target
+
+
+def headline_view(results: dict[str, Any], ks: tuple[int, ...]) -> dict[str, Any]:
+    """Copy of ``results`` whose configs show nDCG at every k plus the headline metrics (for tables)."""
+    wanted = [f"nDCG@{k}" for k in ks] + [m for m in HEADLINE_METRICS if not m.startswith("nDCG@")]
+    configs = {
+        name: {**cfg, "metrics": {m: cfg["metrics"][m] for m in wanted if m in cfg.get("metrics", {})}}
+        for name, cfg in results["configs"].items()
+    }
+    return {**results, "configs": configs}
+
+
+def _line(name: str, result: dict[str, Any]) -> str:
+    """One summary line for a config."""
+    if result.get("skipped"):
+        return f"{name:<22} skipped: {result['skipped']}"
+    metrics = result["metrics"]
+    parts = [f"{m} {metrics[m]:.4f}" for m in HEADLINE_METRICS if m in metrics]
+    latency = result.get("latency_ms") or {}
+    if latency:
+        parts.append(f"p50 {latency['p50']:.1f} ms  p95 {latency['p95']:.1f} ms")
+    kept = result.get("kept_set")
+    if kept:
+        parts.append(f"kept {kept['chunks_mean']:.2f} (P {kept['precision']:.3f} R {kept['recall']:.3f})")
+    return f"{name:<22} " + "  ".join(parts)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Handle ``haygraph eval``: run the harness, print a summary, write the requested files."""
+    ks = parse_ks(args.k)
+    tuned = load_tuned(args.tuned) if args.tuned else None
+    results = run_harness(
+        args.dataset,
+        split=args.split,
+        configs=args.configs,
+        ks=ks,
+        store_dir=args.store,
+        limit=args.limit,
+        tuned=tuned,
+        reranker_model=args.reranker,
+        progress=not args.no_progress,
+    )
+    index = results["index"]
+    how = "reused" if index["reused"] else f"built in {index['seconds']:.1f} s"
+    _out(
+        f"{results['dataset']}/{results['split']}: {results['num_queries']} queries, "
+        f"{index['documents']} documents (index {how})"
+    )
+    for name, result in results["configs"].items():
+        _out(_line(name, result))
+    if args.out:
+        _out(f"wrote {_write_json(args.out, results)}")
+    if args.markdown:
+        target = Path(args.markdown)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(results_to_markdown(headline_view(results, ks)), encoding="utf-8")
+        except OSError as exc:
+            raise EvalError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        _out(f"wrote {target}")
+    if args.plot:
+        _out(f"wrote {plot_results(results, args.plot)}")
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    """Handle ``haygraph tune``: grid-search on the train split and write the best parameters."""
+    result = run_tuning(
+        args.dataset,
+        split=args.split,
+        depth=args.depth,
+        store_dir=args.store,
+        limit=args.limit,
+        progress=not args.no_progress,
+    )
+    fusion, cut = result["fusion"], result["cut"]
+    _out(f"{result['dataset']}/{result['split']}: {result['num_queries']} queries")
+    _out(
+        f"fusion: {fusion['method']} weights (bm25, dense) = {tuple(fusion['weights'])}  "
+        f"{fusion['objective']} {fusion['value']:.4f}"
+    )
+    _out(
+        f"cut: drop_ratio {cut['drop_ratio']} max_keep {cut['max_keep']}  "
+        f"{cut['objective']} {cut['value']:.4f} "
+        f"(P {cut['precision']:.3f} R {cut['recall']:.3f}, {cut['chunks_mean']:.2f} chunks)"
+    )
+    _out(f"wrote {_write_json(args.out, result)}")
+    return 0

@@ -1,0 +1,187 @@
+"""Named retrieval configurations that the harness runs side by side on one index.
+
+Every name maps to a `QueryConfig` over the same store (one index, one embedding pass):
+
+=====================  =================================================================
+``bm25``               BM25 only (bm25s, the tokenizer of ``retrieval.tokenize``)
+``dense``              exact cosine over the embedding matrix
+``hybrid``             weighted RRF of BM25 and dense (the config's default weights)
+``hybrid-minmax``      weighted min-max normalized score fusion
+``hybrid+rerank``      ``hybrid`` then a cross-encoder reranks the fused top-10
+``hybrid-tuned``       fusion method and weights read from a `tune` JSON (``--tuned``)
+``<any>+cut``          the same config followed by the score-cliff cut
+=====================  =================================================================
+
+Uncut configs return a fixed top-``depth`` list (depth = the largest metric cutoff) so that
+Recall@100 means something; the ``+cut`` variants pass that list through the score-cliff cut.
+For hybrid configs each retriever contributes ``depth`` candidates. A config that cannot run here
+(no reranker model offline) is returned with a ``skip_reason`` instead of being dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eval.errors import EvalError
+from retrieval.config import QueryConfig, RetrievalConfig
+from retrieval.errors import ModelUnavailableError
+from retrieval.models import resolve_model
+
+logger = logging.getLogger(__name__)
+
+CUT_SUFFIX = "+cut"
+DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+"""Cross-encoder tried for ``hybrid+rerank`` when no other model is given (only if cached offline)."""
+
+BASE_NAMES: tuple[str, ...] = ("bm25", "dense", "hybrid", "hybrid-minmax", "hybrid+rerank")
+TUNED_NAME = "hybrid-tuned"
+DEFAULT_CONFIGS: tuple[str, ...] = tuple(n for base in BASE_NAMES for n in (base, base + CUT_SUFFIX))
+"""Every base config and its ``+cut`` variant, in report order."""
+
+
+@dataclass(frozen=True)
+class TunedParams:
+    """Parameters chosen by `eval.tuning` on a train split (see ``tune_hybrid``)."""
+
+    method: str
+    weights: tuple[float, float]
+    rrf_k: int
+    candidates: int
+    drop_ratio: float
+    max_keep: int
+    dataset: str = ""
+    split: str = ""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """One named configuration to evaluate.
+
+    Attributes:
+        name: the report name (``hybrid+cut``).
+        base: the name without ``+cut`` (its uncut twin, used for the fixed top-5 comparison).
+        query: the query pipeline config, or None when the config is skipped.
+        cut: whether the score-cliff cut ends the pipeline.
+        needs_embeddings: the config embeds queries (dense or hybrid).
+        skip_reason: why the config cannot run here (None when it can).
+
+    """
+
+    name: str
+    base: str
+    query: QueryConfig | None
+    cut: bool
+    needs_embeddings: bool
+    skip_reason: str | None = None
+
+
+def parse_config_names(text: str | Sequence[str] | None, *, tuned: bool = False) -> list[str]:
+    """Split a comma-separated list (or take a sequence) of config names; validate and dedupe them.
+
+    None or empty gives `DEFAULT_CONFIGS` (plus the tuned pair when ``tuned``).
+
+    Raises:
+        EvalError: an unknown name; the message lists the valid names.
+
+    """
+    if text is None or (isinstance(text, str) and not text.strip()):
+        names = list(DEFAULT_CONFIGS) + ([TUNED_NAME, TUNED_NAME + CUT_SUFFIX] if tuned else [])
+    else:
+        parts = text.split(",") if isinstance(text, str) else list(text)
+        names = [part.strip() for part in parts if part.strip()]
+    valid = [*DEFAULT_CONFIGS, TUNED_NAME, TUNED_NAME + CUT_SUFFIX]
+    unknown = [n for n in names if n not in valid]
+    if unknown:
+        raise EvalError(f"unknown config name(s) {', '.join(map(repr, unknown))}; valid: {', '.join(valid)}")
+    return list(dict.fromkeys(names))
+
+
+def build_configs(
+    names: Sequence[str],
+    base: RetrievalConfig,
+    *,
+    depth: int = 100,
+    tuned: TunedParams | None = None,
+    reranker_model: str | None = None,
+) -> list[EvalConfig]:
+    """Turn config names into `EvalConfig` objects over ``base`` (a whole-document retrieval config).
+
+    Args:
+        names: validated names (see `parse_config_names`).
+        base: the retrieval config of the index; its fusion weights are the default hybrid weights.
+        depth: how many results each uncut config returns and each hybrid retriever contributes.
+        tuned: parameters for ``hybrid-tuned``; required when that name is asked for.
+        reranker_model: cross-encoder for ``hybrid+rerank`` (default `DEFAULT_RERANKER`).
+
+    Raises:
+        EvalError: ``hybrid-tuned`` asked for without tuned parameters, or ``depth`` < 1.
+
+    """
+    if depth < 1:
+        raise EvalError(f"depth must be >= 1, but got {depth}")
+    configs = []
+    for name in names:
+        root = name.removesuffix(CUT_SUFFIX)
+        cut = name.endswith(CUT_SUFFIX)
+        query, skip = _query_for(root, base.query, depth, tuned, reranker_model)
+        if query is not None:
+            query = _with(query, cut={"enabled": cut, **_cut_params(root, tuned)})
+        configs.append(
+            EvalConfig(
+                name=name, base=root, query=query, cut=cut, needs_embeddings=root != "bm25", skip_reason=skip
+            )
+        )
+    return configs
+
+
+def _with(query: QueryConfig, **sections: Any) -> QueryConfig:
+    """Copy of ``query`` with nested section overrides, validated."""
+    data = query.model_dump()
+    for key, value in sections.items():
+        data[key] = {**data[key], **value} if isinstance(value, dict) else value
+    return QueryConfig.model_validate(data)
+
+
+def _cut_params(root: str, tuned: TunedParams | None) -> dict[str, Any]:
+    """Return the tuned cut for the tuned config, the config's defaults otherwise."""
+    if root == TUNED_NAME and tuned is not None:
+        return {"drop_ratio": tuned.drop_ratio, "max_keep": tuned.max_keep}
+    return {}
+
+
+def _query_for(
+    root: str, default: QueryConfig, depth: int, tuned: TunedParams | None, reranker_model: str | None
+) -> tuple[QueryConfig | None, str | None]:
+    """Return the uncut query config for a base name, or (None, reason) when it cannot run offline."""
+    candidates = max(default.fusion.candidates, depth)
+    plain = _with(default, top_k=depth, reranker={"model": None}, fusion={"candidates": candidates})
+    if root in ("bm25", "dense"):
+        return _with(plain, mode=root), None
+    if root == "hybrid":
+        return _with(plain, mode="hybrid", fusion={"method": "rrf"}), None
+    if root == "hybrid-minmax":
+        return _with(plain, mode="hybrid", fusion={"method": "minmax"}), None
+    if root == TUNED_NAME:
+        if tuned is None:
+            raise EvalError(
+                f"{TUNED_NAME!r} needs tuned parameters: run `haygraph tune` and pass --tuned FILE"
+            )
+        fusion = {
+            "method": tuned.method,
+            "weights": tuned.weights,
+            "rrf_k": tuned.rrf_k,
+            "candidates": max(tuned.candidates, depth),
+        }
+        return _with(plain, mode="hybrid", fusion=fusion), None
+    if root == "hybrid+rerank":
+        model = reranker_model or DEFAULT_RERANKER
+        try:
+            resolve_model(model, kind="reranker model")
+        except ModelUnavailableError as exc:
+            logger.warning("hybrid+rerank skipped: %s", exc)
+            return None, str(exc)
+        return _with(plain, mode="hybrid", reranker={"model": model, "on_unavailable": "error"}), None
+    raise EvalError(f"unknown config {root!r}")  # parse_config_names keeps this unreachable
