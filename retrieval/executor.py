@@ -19,18 +19,25 @@ from retrieval.errors import RetrievalError
 
 
 def run_direct(
-    pipeline: Pipeline, data: dict[str, dict[str, Any]], include_outputs_from: set[str] | None = None
+    pipeline: Pipeline,
+    data: dict[str, dict[str, Any]],
+    include_outputs_from: set[str] | None = None,
+    precomputed: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run every component once in topological order and return the outputs of the leaves.
 
     Outputs of `include_outputs_from` are returned too. Inputs come from `data` and from connected
-    outputs (connections win).
+    outputs (connections win). A component named in `precomputed` is not run: its given outputs are
+    used (e.g. a query embedding computed once and shared by several pipelines).
     """
     graph = pipeline.graph
     if not nx.is_directed_acyclic_graph(graph):
         raise RetrievalError("run_direct only runs pipelines without loops")
     outputs: dict[str, dict[str, Any]] = {}
     for name in nx.topological_sort(graph):
+        if precomputed and name in precomputed:
+            outputs[name] = precomputed[name]
+            continue
         kwargs = dict(data.get(name, {}))
         for sender, _receiver, edge in graph.in_edges(name, data=True):
             kwargs[edge["to_socket"].name] = outputs[sender][edge["from_socket"].name]

@@ -27,6 +27,8 @@ from retrieval.tokenize import BM25Tokenizer
 logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 4000
+QUERY_MEMO_SIZE = 20000
+"""Query embeddings remembered per knowledge base (shared by its query pipelines, same model)."""
 _HAS_WORD = re.compile(r"\w")
 
 
@@ -101,6 +103,7 @@ class QueryRunner:
         self.bm25_template = BM25Index(
             BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method
         )
+        self.embedding_memo: dict[str, list[float]] = {}
         self._warm = False
 
     def warm_up(self) -> None:
@@ -139,11 +142,20 @@ class QueryRunner:
         outputs = {self.info.output}
         if "text_embedder" in names:
             outputs.add("text_embedder")
-        result = run_direct(self.pipeline, data, include_outputs_from=outputs)
+        precomputed = None
+        if "text_embedder" in names:
+            cached = self.embedding_memo.get(query)
+            if cached is not None:
+                precomputed = {"text_embedder": {"embedding": cached}}
+        result = run_direct(self.pipeline, data, include_outputs_from=outputs, precomputed=precomputed)
         docs: list[Document] = result[self.info.output]["documents"]
         if top_k is not None and "fusion" not in names and "cut" not in names:
             docs = docs[:top_k]
         embedding = result.get("text_embedder", {}).get("embedding")
+        if embedding is not None and precomputed is None:
+            if len(self.embedding_memo) >= QUERY_MEMO_SIZE:
+                self.embedding_memo.clear()
+            self.embedding_memo[query] = embedding
         return self._with_relevance(docs, query, embedding)
 
     def _with_relevance(
@@ -188,6 +200,7 @@ class KnowledgeBase:
         self.config = config or RetrievalConfig()
         self.store = EmbeddedDocumentStore(path=str(store_dir) if store_dir else None)
         self._runners: dict[str, QueryRunner] = {}
+        self._query_embeddings: dict[str, list[float]] = {}
 
     @classmethod
     def open(cls, store_dir: str | Path, config: RetrievalConfig | None = None) -> KnowledgeBase:
@@ -275,7 +288,9 @@ class KnowledgeBase:
         key = q.model_dump_json()
         if key not in self._runners:
             pipe, info = build_query_pipeline(self.config, self.store, q)
-            self._runners[key] = QueryRunner(pipe, info, self.store, self.config, q)
+            runner = QueryRunner(pipe, info, self.store, self.config, q)
+            runner.embedding_memo = self._query_embeddings  # one query embedding for every pipeline
+            self._runners[key] = runner
         return self._runners[key]
 
     def search(
