@@ -74,14 +74,25 @@ def run(store: str, split: str = "all") -> dict[str, Any]:
             totals[case["kind"]][name].append(ok)
             totals["all"][name].append(ok)
             if not ok:
-                failures.append({"id": case["id"], "check": name, "status": result["status"],
-                                 "route": result["route"], "path": result["path"]})
+                failures.append(
+                    {
+                        "id": case["id"],
+                        "check": name,
+                        "status": result["status"],
+                        "route": result["route"],
+                        "path": result["path"],
+                    }
+                )
     return {
         "split": split,
         "cases": len(cases),
-        "rates": {kind: {name: sum(v) / len(v) for name, v in checks.items()} for kind, checks in totals.items()},
-        "latency_ms": {route: {"n": len(v), "p50": statistics.median(v), "p95": percentile(v, 95)}
-                       for route, v in latency.items()},
+        "rates": {
+            kind: {name: sum(v) / len(v) for name, v in checks.items()} for kind, checks in totals.items()
+        },
+        "latency_ms": {
+            route: {"n": len(v), "p50": statistics.median(v), "p95": percentile(v, 95)}
+            for route, v in latency.items()
+        },
         "failures": failures,
     }
 

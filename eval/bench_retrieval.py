@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ import numpy as np
 from haystack import Document, Pipeline
 from haystack.components.preprocessors import DocumentCleaner
 
+from eval.index_prep import datasets_root
 from retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
 from retrieval.config import RetrievalConfig
 from retrieval.converters import read_beir_corpus
@@ -42,12 +42,6 @@ from retrieval.store import EmbeddedDocumentStore
 from retrieval.tokenize import BM25Tokenizer
 
 TARGET_SPEEDUP = 20.0
-
-
-def datasets_dir() -> Path:
-    """`$HAYGRAPH_DATASETS`, else the shared datasets folder beside the repository."""
-    env = os.environ.get("HAYGRAPH_DATASETS")
-    return Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
 
 def load_chunks(root: Path, limit: int) -> list[Document]:
@@ -151,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.chunks <= 0 or args.queries <= 0:
         parser.error("--chunks and --queries must be > 0")
 
-    root = datasets_dir()
+    root = datasets_root()
     config = RetrievalConfig()
     t0 = time.perf_counter()
     chunks = load_chunks(root, args.chunks)

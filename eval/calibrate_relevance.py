@@ -35,7 +35,9 @@ def load_cases(path: Path = CASES) -> list[dict[str, object]]:
 def case_features(kb: KnowledgeBase, question: str, top_k: int = 5) -> tuple[np.ndarray, float]:
     """Feature rows (one per retrieved chunk) for a question, and the best raw cosine (for the baseline)."""
     hits = kb.search(question, top_k=top_k).hits
-    rows = [relevance_features(h.cosine or 0.0, float(h.meta.get("term_coverage", 0.0)), question) for h in hits]
+    rows = [
+        relevance_features(h.cosine or 0.0, float(h.meta.get("term_coverage", 0.0)), question) for h in hits
+    ]
     best_cosine = max((h.cosine or 0.0 for h in hits), default=0.0)
     if not rows:
         rows = [relevance_features(0.0, 0.0, question)]
@@ -93,11 +95,15 @@ def main(argv: list[str] | None = None) -> int:
     for name, idx in (("tune", tune), ("test", test)):
         probs = [bag_probability(bags[i], w) for i in idx]
         cos_only = [features[i][1] for i in idx]
-        print(f"{name}: n={len(idx)} accuracy@0.5={accuracy(probs, labels[idx]):.3f} "
-              f"(baseline, best dense cosine >= 0.5: {accuracy(cos_only, labels[idx]):.3f})")
+        print(
+            f"{name}: n={len(idx)} accuracy@0.5={accuracy(probs, labels[idx]):.3f} "
+            f"(baseline, best dense cosine >= 0.5: {accuracy(cos_only, labels[idx]):.3f})"
+        )
         for lang in ("en", "zh"):
             sub = [j for j, i in enumerate(idx) if cases[i]["lang"] == lang]
-            print(f"  {lang}: accuracy={accuracy([probs[j] for j in sub], labels[idx][sub]):.3f} (n={len(sub)})")
+            print(
+                f"  {lang}: accuracy={accuracy([probs[j] for j in sub], labels[idx][sub]):.3f} (n={len(sub)})"
+            )
     cfg = RelevanceConfig(**{name: round(float(v), 3) for name, v in zip(WEIGHT_NAMES, w, strict=True)})
     print("fitted:", cfg.model_dump_json())
     return 0

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from langchain_core.messages import AIMessage
 
 from control.context import Context
 from control.errors import ConfigError
@@ -17,36 +13,9 @@ from control.extractive import extractive_answer
 from control.graph import build_graph
 from control.tool_types import ToolCall, ToolResult
 from tests.control.graph_helpers import handbook_retriever
+from tests.control.tool_helpers import ScriptedChatModel
 
 GRAPH = build_graph()
-
-
-class ScriptedChatModel(BaseChatModel):
-    """Replays scripted AIMessages (or raises scripted exceptions), one per call; records prompts, tools."""
-
-    script: list[Any] = Field(default_factory=list)
-    prompts: list[list[BaseMessage]] = Field(default_factory=list)
-    tools_seen: list[list[str]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
-        names = [getattr(t, "__name__", str(t)) for t in tools]
-        return self.bind(tool_names=names)
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ):
-        self.prompts.append(list(messages))
-        self.tools_seen.append(list(kwargs.get("tool_names", [])))
-        if not self.script:
-            raise AssertionError("scripted model called more often than scripted")
-        item = self.script.pop(0)
-        if isinstance(item, Exception):
-            raise item
-        return ChatResult(generations=[ChatGeneration(message=item)])
 
 
 def call(name: str, **args: Any) -> AIMessage:

@@ -15,7 +15,7 @@ from pydantic import Field
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Replays scripted AIMessages, one per call; records prompts and the names of the bound tools."""
+    """Replays scripted AIMessages (or raises scripted exceptions), one per call; records prompts, tools."""
 
     script: list[Any] = Field(default_factory=list)
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
@@ -36,7 +36,10 @@ class ScriptedChatModel(BaseChatModel):
         self.tools_seen.append(list(kwargs.get("tool_names", [])))
         if not self.script:
             raise AssertionError("scripted model called more often than scripted")
-        return ChatResult(generations=[ChatGeneration(message=self.script.pop(0))])
+        item = self.script.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return ChatResult(generations=[ChatGeneration(message=item)])
 
 
 def call(name: str, call_id: str | None = None, **args: Any) -> AIMessage:

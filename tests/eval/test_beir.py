@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from pathlib import Path
 
@@ -12,16 +11,9 @@ import pytest
 
 from eval.beir import BeirDataset, CorpusDoc, corpus_texts, load_beir
 from eval.errors import DatasetError, EvalError
+from eval.index_prep import datasets_root
 
-
-def _datasets_dir() -> Path:
-    override = os.environ.get("HAYGRAPH_DATASETS")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-
-
-DATASETS = _datasets_dir()
+DATASETS = datasets_root()
 
 # name, split -> (docs, queries, judgments, grades): /work/shared/datasets/README.md and scifact/README.md
 EXPECTED = {

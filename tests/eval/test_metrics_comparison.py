@@ -16,12 +16,10 @@ means below fill missing queries with 0.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from eval.beir import BeirDataset, corpus_texts, load_beir
+from eval.index_prep import datasets_root
 from eval.metrics import evaluate
 
 pytestmark = pytest.mark.comparison
@@ -30,14 +28,7 @@ bm25s = pytest.importorskip("bm25s")
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 
-def _datasets_dir() -> Path:
-    override = os.environ.get("HAYGRAPH_DATASETS")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-
-
-DATASETS = _datasets_dir()
+DATASETS = datasets_root()
 METRICS = ["nDCG@10", "MRR@10", "Recall@100", "MAP@100", "P@5", "HitRate@5"]
 TREC = {
     "nDCG@10": "ndcg_cut_10",
