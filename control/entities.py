@@ -24,6 +24,7 @@ bounded per kind.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -138,8 +139,21 @@ def _normalize_amount(raw: str) -> str:
 
 
 def extract_entities(text: str, config: EntityConfig | None = None) -> dict[str, list[str]]:
-    """Return the entities found in `text` by kind (every kind present, in order of appearance)."""
-    config = config if config is not None else EntityConfig()
+    """Return the entities found in `text` by kind (every kind present, in order of appearance).
+
+    Memoized per (text, config): a turn's question and answer are scanned more than once.
+    """
+    found = _extract_cached(text, config if config is not None else EntityConfig())
+    return {kind: list(values) for kind, values in found.items()}
+
+
+@functools.lru_cache(maxsize=2048)
+def _extract_cached(text: str, config: EntityConfig) -> dict[str, tuple[str, ...]]:
+    found = _extract(text, config)
+    return {kind: tuple(values) for kind, values in found.items()}
+
+
+def _extract(text: str, config: EntityConfig) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {kind: [] for kind in ENTITY_KINDS}
     rest = text
     hits: list[tuple[int, str, str]] = []  # (position, kind, value) to report in text order
