@@ -27,7 +27,6 @@ from retrieval.converters import read_beir_corpus
 from retrieval.errors import StoreError
 from retrieval.knowledge_base import KnowledgeBase, run_pipeline
 from retrieval.pipelines import build_indexing_pipeline
-from retrieval.tokenize import BM25Tokenizer
 
 logger = logging.getLogger(__name__)
 
@@ -141,8 +140,7 @@ def _index_without_embeddings(kb: KnowledgeBase, corpus_path: Path, *, save: boo
     pipe.connect("dedup.documents", "writer.documents")
     run_pipeline(pipe, {"cleaner": {"documents": read_beir_corpus(corpus_path)}})
     kb.store.meta["config"] = kb.config.model_dump(mode="json")
-    b = kb.config.bm25
-    kb.store.bm25_index(BM25Index(BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method))
+    kb.store.bm25_index(BM25Index.from_config(kb.config.bm25))
     if save:
         kb.save()
 

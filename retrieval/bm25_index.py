@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from retrieval.config import BM25Config
 from retrieval.tokenize import BM25Tokenizer
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,12 @@ class BM25Index:
         self.num_docs = 0
         self.doc_freq: dict[str, int] = {}
         self._term_sets: dict[str, frozenset[str]] = {}  # text -> its terms, for term_coverage
+
+    @classmethod
+    def from_config(cls, config: BM25Config) -> BM25Index:
+        """An (unbuilt) index template with the tokenizer and parameters of `config`."""
+        tokenizer = BM25Tokenizer(config.language, config.stemming, config.stopwords)
+        return cls(tokenizer, config.k1, config.b, config.method)
 
     def params(self) -> dict[str, Any]:
         """Everything that determines the index content, used to decide whether a saved index fits."""
@@ -82,7 +89,7 @@ class BM25Index:
         informative query term scores 1, one that lacks the rare terms scores low. Terms unknown to the
         corpus carry the highest idf, so a question about something the corpus never mentions scores low.
         """
-        terms = set(self.tokenizer(query))
+        terms = self._terms(query)
         if not terms:
             return 0.0
         present = self._terms(text)

@@ -22,7 +22,6 @@ from retrieval.executor import run_direct
 from retrieval.pipelines import QueryPipelineInfo, build_indexing_pipeline, build_query_pipeline
 from retrieval.relevance import relevance_features, relevance_probability
 from retrieval.store import EmbeddedDocumentStore
-from retrieval.tokenize import BM25Tokenizer
 
 logger = logging.getLogger(__name__)
 
@@ -99,10 +98,7 @@ class QueryRunner:
         self.info = info
         self.store = store
         self.relevance = query.relevance
-        b = config.bm25
-        self.bm25_template = BM25Index(
-            BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method
-        )
+        self.bm25_template = BM25Index.from_config(config.bm25)
         self.embedding_memo: dict[str, list[float]] = {}
         self._warm = False
 
@@ -272,10 +268,7 @@ class KnowledgeBase:
 
     def _build_bm25(self) -> None:
         """Build (and so persist with the store) the bm25s index; relevance scoring needs it in every mode."""
-        b = self.config.bm25
-        self.store.bm25_index(
-            BM25Index(BM25Tokenizer(b.language, b.stemming, b.stopwords), b.k1, b.b, b.method)
-        )
+        self.store.bm25_index(BM25Index.from_config(self.config.bm25))
 
     def save(self) -> None:
         """Save the store to its directory atomically."""
