@@ -22,16 +22,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from eval.calibrate_relevance import HANDBOOK
-
-CASES = Path(__file__).resolve().parent / "cases" / "handbook_cases.jsonl"
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in [0, 100]) of a non-empty list."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
-    return ordered[rank - 1]
+from eval.calibrate_relevance import CASES, HANDBOOK
+from eval.harness import percentile
 
 
 def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, bool]:

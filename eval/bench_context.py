@@ -41,9 +41,10 @@ from control.schema_cost import SchemaSaving, schema_saving
 from control.threads import memory_checkpointer
 from control.tokens import TokenCounter
 from control.tools import ContractToolExecutor, ToolRegistry
+from retrieval import sample_handbook_path
 from retrieval.knowledge_base import KnowledgeBase
 
-HANDBOOK = Path(__file__).resolve().parents[1] / "retrieval" / "samples" / "handbook"
+HANDBOOK = sample_handbook_path()
 
 OPENING = [
     "hello",

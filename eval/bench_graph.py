@@ -44,11 +44,10 @@ from control.graph import build_graph
 from control.threads import memory_checkpointer
 from control.tool_types import ToolCall, ToolExecutor, ToolResult
 from control.tools import ContractToolExecutor
-from eval.agent_eval import percentile
+from eval.calibrate_relevance import CASES, HANDBOOK
+from eval.harness import percentile
 from retrieval.knowledge_base import KnowledgeBase
 
-HANDBOOK = Path(__file__).resolve().parents[1] / "retrieval" / "samples" / "handbook"
-CASES = Path(__file__).resolve().parent / "cases" / "handbook_cases.jsonl"
 TARGET_P50_MS = 5.0
 ROUTES = ("answer", "retrieve", "tool", "clarify")
 GREETINGS = ("Hi there!", "Hello!", "thanks so much", "你好", "谢谢！", "早上好")

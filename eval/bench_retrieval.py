@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from haystack import Document, Pipeline
 from haystack.components.preprocessors import DocumentCleaner
 
+from eval.harness import percentile
 from eval.index_prep import datasets_root
 from retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
 from retrieval.config import RetrievalConfig
@@ -126,11 +126,6 @@ def timed(fn: Callable[[int], Any], n: int, warmup: int = 3) -> list[float]:
         fn(i)
         times.append((time.perf_counter() - start) * 1000)
     return times
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Return the q-th percentile (0-100) of `values`."""
-    return float(np.percentile(np.asarray(values), q))
 
 
 def without_text_embedder(pipe: Pipeline) -> Pipeline:

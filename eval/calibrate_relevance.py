@@ -17,13 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from retrieval import sample_handbook_path
 from retrieval.config import RelevanceConfig, RetrievalConfig
 from retrieval.knowledge_base import KnowledgeBase
 from retrieval.relevance import relevance_features
 
 WEIGHT_NAMES = ("en_cosine_weight", "en_coverage_weight", "en_bias", "zh_coverage_weight", "zh_bias")
 CASES = Path(__file__).resolve().parent / "cases" / "handbook_cases.jsonl"
-HANDBOOK = Path(__file__).resolve().parents[1] / "retrieval" / "samples" / "handbook"
+HANDBOOK = sample_handbook_path()
 
 
 def load_cases(path: Path = CASES) -> list[dict[str, object]]:
