@@ -10,16 +10,18 @@ export TRANSFORMERS_OFFLINE := 1
 export HAYSTACK_TELEMETRY_ENABLED := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast lint bench clean
+.PHONY: install demo test test-fast lint typecheck-tree constraints wheel bench clean
 
 install: $(STAMP)
 
 # torch first, pinned: the CPU wheel on this disk; a bare requirement would pull a CUDA build.
-$(STAMP): pyproject.toml
+# Everything is installed with the exact tested set in constraints.txt (pyproject.toml holds ranges).
+PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
-	$(PY) -m pip install --disable-pip-version-check -q torch==2.13.0
-	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev,mcp]'
+	$(PIP) torch==2.13.0
+	$(PIP) -e '.[dev,mcp]'
 	@touch $(STAMP)
 
 demo: install
@@ -34,10 +36,29 @@ test-fast: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy retrieval control adapters eval
+	$(MAKE) typecheck-tree
+	cd build/typecheck && ../../$(VENV)/bin/mypy --config-file ../../pyproject.toml -p haygraph
+
+# mypy cannot follow setuptools' editable import hook, so it checks a tree of symlinks that lays
+# the folders out as the installed `haygraph` namespace.
+typecheck-tree:
+	@mkdir -p build/typecheck/haygraph
+	@ln -sfn ../../../haygraph/__init__.py build/typecheck/haygraph/__init__.py
+	@for d in retrieval control adapters eval; do ln -sfn ../../../$$d build/typecheck/haygraph/$$d; done
+
+# Rewrite constraints.txt from the current environment (after changing dependencies).
+constraints: install
+	@{ echo "# The exact set of versions haygraph is tested with (Python 3.11, CPU)."; \
+	   echo "# \`make\` and CI install with \`pip install -c constraints.txt\`; pyproject.toml holds the ranges."; \
+	   echo "# Regenerate after a dependency change: make constraints"; \
+	   $(PY) -m pip freeze --exclude-editable | grep -v '^haygraph'; } > constraints.txt
+
+# Build the wheel and sdist into dist/.
+wheel: install
+	$(PY) -m build --no-isolation --outdir dist .
 
 bench: install
-	$(PY) -m eval.bench_retrieval
+	$(PY) -m haygraph.eval.bench_retrieval
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from adapters.haystack_retriever import HaystackRetriever
-from adapters.orders_db import OrdersDatabase
-from control.api import Agent
-from control.threads import sqlite_checkpointer
-from control.tools import ContractToolExecutor
-from retrieval.knowledge_base import KnowledgeBase
+from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.control.api import Agent
+from haygraph.control.threads import sqlite_checkpointer
+from haygraph.control.tools import ContractToolExecutor
+from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 
 def build_agent(
@@ -32,7 +32,7 @@ def build_agent(
       database at `orders_db` (default `<store_dir>/orders.sqlite`), restricted to `allow_list`;
     - threads: persisted in SQLite at `threads_db` when given (the CLI's `chat`), else in memory;
     - `model`: a LangChain chat model or a `provider:model` string; None = offline mode;
-    - `settings`: further `control.context.Context` fields (relevance_threshold, top_k, ...).
+    - `settings`: further `haygraph.control.context.Context` fields (relevance_threshold, top_k, ...).
     """
     kb = KnowledgeBase.open(store_dir)
     retriever = HaystackRetriever(kb)

@@ -46,14 +46,14 @@ def _quiet_libraries() -> None:
 
 # -- index / search --------------------------------------------------------------------------------
 def _load_config(path: str | None) -> Any:
-    from retrieval.config import RetrievalConfig
+    from haygraph.retrieval.config import RetrievalConfig
 
     return RetrievalConfig.from_file(path) if path else RetrievalConfig()
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Index files, directories or a BEIR corpus.jsonl into a store directory."""
-    from retrieval.knowledge_base import KnowledgeBase
+    from haygraph.retrieval.knowledge_base import KnowledgeBase
 
     store = Path(args.store)
     if (store / "CURRENT").is_file() and not args.config:
@@ -61,7 +61,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     else:
         kb = KnowledgeBase(_load_config(args.config), store_dir=store)
         if (store / "CURRENT").is_file():
-            from retrieval.store import EmbeddedDocumentStore
+            from haygraph.retrieval.store import EmbeddedDocumentStore
 
             kb.store = EmbeddedDocumentStore.load(store)
     beir = [p for p in args.paths if str(p).endswith(".jsonl")]
@@ -96,7 +96,7 @@ def _parse_filters(pairs: Sequence[str] | None) -> dict[str, Any] | None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Search a store and print ranked chunks."""
-    from retrieval.knowledge_base import KnowledgeBase
+    from haygraph.retrieval.knowledge_base import KnowledgeBase
 
     kb = KnowledgeBase.open(args.store)
     query_cfg = None
@@ -174,8 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     p.set_defaults(func=cmd_search)
 
-    from adapters import cli_agent
-    from eval import cli as eval_cli
+    from haygraph.adapters import cli_agent
+    from haygraph.eval import cli as eval_cli
 
     cli_agent.register(sub)
     eval_cli.register(sub)
@@ -185,10 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _known_errors() -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [ValueError, OSError]
     for module, name in (
-        ("retrieval.errors", "RetrievalError"),
-        ("control.errors", "ControlError"),
-        ("eval.errors", "EvalError"),
-        ("control.tools.errors", "ToolError"),
+        ("haygraph.retrieval.errors", "RetrievalError"),
+        ("haygraph.control.errors", "ControlError"),
+        ("haygraph.eval.errors", "EvalError"),
+        ("haygraph.control.tools.errors", "ToolError"),
     ):
         try:
             errors.append(getattr(__import__(module, fromlist=[name]), name))

@@ -41,7 +41,7 @@ def register(sub: Any) -> None:
 
 
 def _agent(args: argparse.Namespace, threads_db: str | None = None) -> Any:
-    from adapters.agent import build_agent
+    from haygraph.adapters.agent import build_agent
 
     return build_agent(args.store, model=args.model, threads_db=threads_db)
 
@@ -90,9 +90,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 def cmd_serve_mcp(args: argparse.Namespace) -> int:
     """Serve search and chunk lookup over MCP stdio (stdout carries the protocol: nothing else is printed)."""
-    from adapters.haystack_retriever import HaystackRetriever
-    from adapters.mcp_server import create_mcp_server, run_stdio
-    from retrieval.knowledge_base import KnowledgeBase
+    from haygraph.adapters.haystack_retriever import HaystackRetriever
+    from haygraph.adapters.mcp_server import create_mcp_server, run_stdio
+    from haygraph.retrieval.knowledge_base import KnowledgeBase
 
     retriever = HaystackRetriever(KnowledgeBase.open(args.store))
     retriever.warm_up()
@@ -118,10 +118,10 @@ DEMO_TURNS: tuple[tuple[str, str], ...] = (
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Index the bundled handbook, show ranked retrieval, then a scripted conversation over every route."""
-    from adapters.agent import build_agent
-    from retrieval import sample_handbook_path
-    from retrieval.embedding_cache import default_cache_dir
-    from retrieval.knowledge_base import KnowledgeBase
+    from haygraph.adapters.agent import build_agent
+    from haygraph.retrieval import sample_handbook_path
+    from haygraph.retrieval.embedding_cache import default_cache_dir
+    from haygraph.retrieval.knowledge_base import KnowledgeBase
 
     store = Path(args.store) if args.store else default_cache_dir() / "demo-store"
     print(f"== Indexing the sample handbook ({sample_handbook_path()}) into {store}")

@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from adapters.orders_db import OrdersDatabase, OrdersDatabaseError
-from control.evidence import Retriever
-from control.tools import ToolContract, ToolFailure, ToolRegistry, ToolRuntimeInfo
+from haygraph.adapters.orders_db import OrdersDatabase, OrdersDatabaseError
+from haygraph.control.evidence import Retriever
+from haygraph.control.tools import ToolContract, ToolFailure, ToolRegistry, ToolRuntimeInfo
 
 DEFAULT_ALLOW_LIST: tuple[str, ...] = (
     "query_order",

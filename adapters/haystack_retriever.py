@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from control.evidence import Evidence
-from retrieval.config import QueryConfig
-from retrieval.knowledge_base import Hit, KnowledgeBase
+from haygraph.control.evidence import Evidence
+from haygraph.retrieval.config import QueryConfig
+from haygraph.retrieval.knowledge_base import Hit, KnowledgeBase
 
 _META_KEPT = (
     "source_id",
@@ -21,7 +21,7 @@ _META_KEPT = (
 
 
 def hit_to_evidence(hit: Hit) -> Evidence:
-    """Map one retrieval hit to graph evidence (relevance: calibrated probability, `retrieval.relevance`)."""
+    """Map one retrieval hit to graph evidence (relevance: a calibrated probability)."""
     return Evidence(
         id=hit.id,
         text=hit.content,
@@ -34,7 +34,7 @@ def hit_to_evidence(hit: Hit) -> Evidence:
 
 
 class HaystackRetriever:
-    """Implements `control.evidence.Retriever` over a `KnowledgeBase` and its query pipeline.
+    """Implements `haygraph.control.evidence.Retriever` over a `KnowledgeBase` and its query pipeline.
 
     `top_k` from the graph sets how many results the pipeline returns (the score-cliff cut may return
     fewer); `filters` are Haystack filters applied inside both retrievers.

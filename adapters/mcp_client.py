@@ -34,7 +34,7 @@ from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from control.tools import ANY_INTENT, ToolContract, ToolFailure, run_with_timeout
+from haygraph.control.tools import ANY_INTENT, ToolContract, ToolFailure, run_with_timeout
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from control.evidence import Evidence, Retriever
+from haygraph.control.evidence import Evidence, Retriever
 
 logger = logging.getLogger(__name__)
 

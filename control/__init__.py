@@ -4,18 +4,18 @@
 which `adapters` implements over the Haystack pipelines.
 """
 
-from control.api import RESULT_KEYS, Agent, ask, result_from_state, run_turn
-from control.context import Context
-from control.errors import ConfigError, ControlError, ModelOutputError
-from control.evidence import Evidence, Retriever
-from control.extractive import ExtractiveAnswer, extractive_answer, insufficient_message
-from control.generation import build_turn_prompt
-from control.graph import build_graph
-from control.model_mode import GroundedAnswer, RewrittenQueries, resolve_model
-from control.rules import RouteDecision, check_question, rewrite_query, route_question
-from control.state import InputState, Route, State, Status
-from control.threads import memory_checkpointer, sqlite_checkpointer
-from control.tool_types import ToolCall, ToolExecutor, ToolResult
+from haygraph.control.api import RESULT_KEYS, Agent, ask, result_from_state, run_turn
+from haygraph.control.context import Context
+from haygraph.control.errors import ConfigError, ControlError, ModelOutputError
+from haygraph.control.evidence import Evidence, Retriever
+from haygraph.control.extractive import ExtractiveAnswer, extractive_answer, insufficient_message
+from haygraph.control.generation import build_turn_prompt
+from haygraph.control.graph import build_graph
+from haygraph.control.model_mode import GroundedAnswer, RewrittenQueries, resolve_model
+from haygraph.control.rules import RouteDecision, check_question, rewrite_query, route_question
+from haygraph.control.state import InputState, Route, State, Status
+from haygraph.control.threads import memory_checkpointer, sqlite_checkpointer
+from haygraph.control.tool_types import ToolCall, ToolExecutor, ToolResult
 
 __all__ = [
     "RESULT_KEYS",

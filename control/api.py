@@ -33,11 +33,11 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from control.context import Context
-from control.evidence import Evidence, Retriever
-from control.graph import build_graph
-from control.threads import memory_checkpointer
-from control.tool_types import ToolExecutor
+from haygraph.control.context import Context
+from haygraph.control.evidence import Evidence, Retriever
+from haygraph.control.graph import build_graph
+from haygraph.control.threads import memory_checkpointer
+from haygraph.control.tool_types import ToolExecutor
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from control.context_errors import BudgetConfigError, WindowTooSmallError
+from haygraph.control.context_errors import BudgetConfigError, WindowTooSmallError
 
 PartName = Literal["tool_schemas", "tool_results", "history", "chunks"]
 PARTS: tuple[PartName, ...] = get_args(PartName)

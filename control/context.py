@@ -11,13 +11,13 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from control.budget import BudgetConfig
-from control.errors import ConfigError
-from control.evidence import Retriever
-from control.history import HistoryConfig
-from control.tokens import TokenCounter, get_token_counter
-from control.tool_types import ToolExecutor
-from control.tools import ContractToolExecutor, ToolRegistry
+from haygraph.control.budget import BudgetConfig
+from haygraph.control.errors import ConfigError
+from haygraph.control.evidence import Retriever
+from haygraph.control.history import HistoryConfig
+from haygraph.control.tokens import TokenCounter, get_token_counter
+from haygraph.control.tool_types import ToolExecutor
+from haygraph.control.tools import ContractToolExecutor, ToolRegistry
 
 
 @dataclass(kw_only=True)
@@ -108,7 +108,7 @@ class Context:
             if value <= 0:
                 raise ConfigError(f"{name} must be > 0, but got {value}")
         if isinstance(self.model, str):
-            from control.model_mode import resolve_model
+            from haygraph.control.model_mode import resolve_model
 
             self.model = resolve_model(self.model)
         self._wire_tools()

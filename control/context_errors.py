@@ -1,13 +1,13 @@
 """Errors raised by context engineering (token counting, budget, prompt assembly, history).
 
-All derive from `ContextError` (itself a `control.errors.ControlError`), so a caller (the
+All derive from `ContextError` (itself a `haygraph.control.errors.ControlError`), so a caller (the
 generate node) can turn any of them into a status with one `except`. Errors that describe a bad
 value also derive from `ValueError`.
 """
 
 from __future__ import annotations
 
-from control.errors import ControlError
+from haygraph.control.errors import ControlError
 
 
 class ContextError(ControlError):

@@ -1,6 +1,7 @@
 """Conversation memory of a thread: entities remembered per question, old turns folded after each turn.
 
-The pure work is done by `control.entities` and `control.history`; this module connects it to the
+The pure work is done by `haygraph.control.entities` and `haygraph.control.history`; this module connects
+it to the
 graph state. `generate` calls `finish_turn` at the end of every turn that added a message: the
 answer is appended, every turn but the last `HistoryConfig.keep_turns` is folded into the running
 `summary` and removed from `messages` with `RemoveMessage`s, so a checkpointed thread stays the
@@ -17,14 +18,14 @@ from uuid import uuid4
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from control.context_errors import ContextError
-from control.entities import extract_entities, merge_entities
-from control.errors import ModelOutputError
-from control.history import HistoryConfig, Summarizer, compress_history, message_text, split_turns
+from haygraph.control.context_errors import ContextError
+from haygraph.control.entities import extract_entities, merge_entities
+from haygraph.control.errors import ModelOutputError
+from haygraph.control.history import HistoryConfig, Summarizer, compress_history, message_text, split_turns
 
 if TYPE_CHECKING:
-    from control.context import Context
-    from control.state import State
+    from haygraph.control.context import Context
+    from haygraph.control.state import State
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from control.evidence import Evidence
-from control.rules import is_chinese
+from haygraph.control.evidence import Evidence
+from haygraph.control.rules import is_chinese
 
 _EN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")

@@ -1,7 +1,7 @@
 """The generation prompt of one turn, assembled inside the token budget.
 
 `build_turn_prompt` collects what the prompt is made of from the state and the run's settings and
-hands it to `control.prompt.assemble_prompt`, which charges fixed costs first, packs every part
+hands it to `haygraph.control.prompt.assemble_prompt`, which charges fixed costs first, packs every part
 into its share, drops the lowest-ranked chunks and checks the measured total against
 `window - output reserve`:
 
@@ -21,18 +21,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from control.context_errors import ReductionError
-from control.conversation import earlier_turns
-from control.evidence import Evidence
-from control.history import messages_to_pairs
-from control.prompt import AssembledPrompt, assemble_prompt
-from control.reduction import reduce_to_key_fields
-from control.tokens import TokenCounter
-from control.tool_types import ToolResult
+from haygraph.control.context_errors import ReductionError
+from haygraph.control.conversation import earlier_turns
+from haygraph.control.evidence import Evidence
+from haygraph.control.history import messages_to_pairs
+from haygraph.control.prompt import AssembledPrompt, assemble_prompt
+from haygraph.control.reduction import reduce_to_key_fields
+from haygraph.control.tokens import TokenCounter
+from haygraph.control.tool_types import ToolResult
 
 if TYPE_CHECKING:
-    from control.context import Context
-    from control.state import State
+    from haygraph.control.context import Context
+    from haygraph.control.state import State
 
 GENERATION_SYSTEM = (
     "You answer questions for a knowledge-base assistant using ONLY the evidence below.\n"
@@ -73,7 +73,7 @@ def build_turn_prompt(
 ) -> AssembledPrompt:
     """Assemble this turn's generation prompt within `ctx.budget` (see the module docstring).
 
-    Raises the `control.context_errors.ContextError` subclasses of `assemble_prompt`
+    Raises the `haygraph.control.context_errors.ContextError` subclasses of `assemble_prompt`
     (`WindowTooSmallError`, `BudgetExceededError`, ...) and `TokenizerUnavailableError`.
     """
     history = earlier_turns(list(state.get("messages") or []), ctx.history.keep_turns)

@@ -20,10 +20,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
-from control import nodes
-from control.context import Context
-from control.routers import route_after_analyze, route_after_evaluate
-from control.state import InputState, State
+from haygraph.control import nodes
+from haygraph.control.context import Context
+from haygraph.control.routers import route_after_analyze, route_after_evaluate
+from haygraph.control.state import InputState, State
 
 NodeFn = Callable[[State, Runtime[Context]], dict[str, Any]]
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 
-from control.context_errors import HistoryError
-from control.entities import EntityConfig, extract_entities, merge_entities
-from control.sentences import split_sentences
-from control.tokens import TokenCounter, truncate_to_tokens
+from haygraph.control.context_errors import HistoryError
+from haygraph.control.entities import EntityConfig, extract_entities, merge_entities
+from haygraph.control.sentences import split_sentences
+from haygraph.control.tokens import TokenCounter, truncate_to_tokens
 
 logger = logging.getLogger(__name__)
 

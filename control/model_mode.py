@@ -15,8 +15,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from control.errors import ConfigError, ModelOutputError
-from control.rules import RouteDecision
+from haygraph.control.errors import ConfigError, ModelOutputError
+from haygraph.control.rules import RouteDecision
 
 logger = logging.getLogger(__name__)
 

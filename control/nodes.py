@@ -1,7 +1,8 @@
 """Graph nodes: small functions `(state, runtime) -> dict` returning only the fields they change.
 
-Path and timing bookkeeping is added around every node by `control.graph`; the decisions live in
-pure helpers (`control.rules`, `control.extractive`, `control.model_mode`, the helpers below).
+Path and timing bookkeeping is added around every node by `haygraph.control.graph`; the decisions live in
+pure helpers (`haygraph.control.rules`, `haygraph.control.extractive`, `haygraph.control.model_mode`, the
+helpers below).
 """
 
 from __future__ import annotations
@@ -15,19 +16,19 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from pydantic import ValidationError
 
-from control.context import Context
-from control.context_errors import ContextError
-from control.conversation import finish_turn, remember_entities
-from control.evidence import Evidence
-from control.extractive import extractive_answer, insufficient_message
-from control.generation import build_turn_prompt, result_key_fields, results_for_state
-from control.model_mode import model_generate, model_rewrite
-from control.prompt import AssembledPrompt
-from control.rules import check_question, chitchat_reply, is_chinese, rewrite_query
-from control.state import State, Status, evidence_key, merge_evidence
-from control.tool_answer import summarize_tool_results
-from control.tool_routing import plan_turn
-from control.tool_types import ToolCall, ToolResult
+from haygraph.control.context import Context
+from haygraph.control.context_errors import ContextError
+from haygraph.control.conversation import finish_turn, remember_entities
+from haygraph.control.evidence import Evidence
+from haygraph.control.extractive import extractive_answer, insufficient_message
+from haygraph.control.generation import build_turn_prompt, result_key_fields, results_for_state
+from haygraph.control.model_mode import model_generate, model_rewrite
+from haygraph.control.prompt import AssembledPrompt
+from haygraph.control.rules import check_question, chitchat_reply, is_chinese, rewrite_query
+from haygraph.control.state import State, Status, evidence_key, merge_evidence
+from haygraph.control.tool_answer import summarize_tool_results
+from haygraph.control.tool_routing import plan_turn
+from haygraph.control.tool_types import ToolCall, ToolResult
 
 logger = logging.getLogger(__name__)
 
@@ -223,7 +224,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the turn's answer, status and cited evidence ids, then fold the conversation history.
 
     On the retrieve route (with usable evidence) and the tool route the budgeted prompt is
-    assembled (`control.generation.build_turn_prompt`, offline too) and its record written to
+    assembled (`haygraph.control.generation.build_turn_prompt`, offline too) and its record written to
     `context_budget`; a prompt that cannot fit the window gives status `degraded`, never an error.
     """
     ctx = runtime.context

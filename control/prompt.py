@@ -27,13 +27,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from control.budget import BudgetAllocation, BudgetConfig, allocate_budget
-from control.context_errors import BudgetExceededError, PromptInputError
-from control.entities import format_entities
-from control.evidence import Evidence
-from control.reduction import PreparedToolResult, prepare_tool_results
-from control.tokens import TokenCounter, truncate_to_tokens
-from control.tool_types import ToolResult
+from haygraph.control.budget import BudgetAllocation, BudgetConfig, allocate_budget
+from haygraph.control.context_errors import BudgetExceededError, PromptInputError
+from haygraph.control.entities import format_entities
+from haygraph.control.evidence import Evidence
+from haygraph.control.reduction import PreparedToolResult, prepare_tool_results
+from haygraph.control.tokens import TokenCounter, truncate_to_tokens
+from haygraph.control.tool_types import ToolResult
 
 ENTITIES_HEADER = "\n\nKnown facts from this conversation:\n"
 SUMMARY_HEADER = "\n\nSummary of earlier conversation:\n"

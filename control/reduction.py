@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from control.context_errors import ReductionError
-from control.tokens import TokenCounter, to_compact_json, truncate_to_tokens
-from control.tool_types import ToolResult
+from haygraph.control.context_errors import ReductionError
+from haygraph.control.tokens import TokenCounter, to_compact_json, truncate_to_tokens
+from haygraph.control.tool_types import ToolResult
 
 logger = logging.getLogger(__name__)
 

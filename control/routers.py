@@ -6,8 +6,8 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from control.context import Context
-from control.state import State
+from haygraph.control.context import Context
+from haygraph.control.state import State
 
 
 def route_after_analyze(state: State) -> Literal["retrieve", "tool_exec", "generate"]:

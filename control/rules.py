@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from control.state import Route
-from control.tool_types import ToolCall
+from haygraph.control.state import Route
+from haygraph.control.tool_types import ToolCall
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 ORDER_ID = re.compile(r"(?<!\d)\d{12}(?!\d)")

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from control.tokens import TokenCounter
+from haygraph.control.tokens import TokenCounter
 
 
 def schema_tokens(schemas: Sequence[Mapping[str, Any]], counter: TokenCounter) -> int:

@@ -15,14 +15,14 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-from control.evidence import Evidence
-from control.tool_types import ToolCall, ToolResult
+from haygraph.control.evidence import Evidence
+from haygraph.control.tool_types import ToolCall, ToolResult
 
 Route = Literal["retrieve", "tool", "answer", "clarify"]
 """Where `analyze` sends the question: knowledge base, a tool, a direct reply, or a question back."""
 
 Status = Literal["completed", "insufficient_evidence", "needs_clarification", "degraded", "rejected"]
-"""Outcome of a turn; see `control.api.run_turn` for what each one means to a caller."""
+"""Outcome of a turn; see `haygraph.control.api.run_turn` for what each one means to a caller."""
 
 
 def evidence_key(item: Evidence) -> float:
@@ -95,7 +95,7 @@ class State(InputState, total=False):
     tool-call ids, and so the request ids of side-effect tools, unique across turns."""
 
     context_budget: dict[str, Any]
-    """Token budget of this turn's prompt: per part allowed/used, totals vs limit (`control.prompt`).
+    """Token budget of this turn's prompt: per part allowed/used, totals vs limit (`haygraph.control.prompt`).
 
     Filled by `generate` whenever it assembles a prompt (retrieve and tool routes, offline too);
     `{}` when no prompt was built; holds `error` when the prompt could not fit the window.

@@ -9,9 +9,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from control.errors import ConfigError
-from control.evidence import Evidence
-from control.tool_types import ToolCall, ToolResult
+from haygraph.control.errors import ConfigError
+from haygraph.control.evidence import Evidence
+from haygraph.control.tool_types import ToolCall, ToolResult
 
 STATE_TYPES = (Evidence, ToolCall, ToolResult)
 """Our own types stored in checkpoints; registered so that loading them is explicitly allowed."""

@@ -26,8 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from control.context_errors import TokenizerUnavailableError
-from control.sentences import split_sentences
+from haygraph.control.context_errors import TokenizerUnavailableError
+from haygraph.control.sentences import split_sentences
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from control.rules import is_chinese, order_number_request
-from control.state import Status
-from control.tool_types import ToolCall, ToolResult
+from haygraph.control.rules import is_chinese, order_number_request
+from haygraph.control.state import Status
+from haygraph.control.tool_types import ToolCall, ToolResult
 
 MAX_RESULT_CHARS = 800
 """Longest rendering of one ok result in the reply."""

@@ -24,12 +24,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool
 
-from control.context import Context
-from control.errors import ModelOutputError
-from control.model_mode import model_route
-from control.rules import RouteDecision, route_question
-from control.tool_types import ToolCall
-from control.tools import ANY_INTENT, ToolContract, ToolRegistry
+from haygraph.control.context import Context
+from haygraph.control.errors import ModelOutputError
+from haygraph.control.model_mode import model_route
+from haygraph.control.rules import RouteDecision, route_question
+from haygraph.control.tool_types import ToolCall
+from haygraph.control.tools import ANY_INTENT, ToolContract, ToolRegistry
 
 logger = logging.getLogger(__name__)
 

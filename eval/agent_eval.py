@@ -1,6 +1,7 @@
 """Agent-level evaluation on the labelled handbook cases (SPEC §7): routing, evidence validity, refusals.
 
-Run: `python -m eval.agent_eval [--store DIR] [--split all|tune|test] [--json FILE]`. Each case is asked
+Run: `python -m haygraph.eval.agent_eval [--store DIR] [--split all|tune|test] [--json FILE]`. Each case is
+asked
 on its own thread in offline mode. Reported:
 
 - routing accuracy (expected route vs the graph's route), per kind;
@@ -22,8 +23,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from eval.calibrate_relevance import CASES, HANDBOOK
-from eval.harness import percentile
+from haygraph.eval.calibrate_relevance import CASES, HANDBOOK
+from haygraph.eval.harness import percentile
 
 
 def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, bool]:
@@ -47,8 +48,8 @@ def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, bool]:
 
 def run(store: str, split: str = "all") -> dict[str, Any]:
     """Ask every selected case and aggregate the checks."""
-    from adapters.agent import build_agent
-    from retrieval.knowledge_base import KnowledgeBase
+    from haygraph.adapters.agent import build_agent
+    from haygraph.retrieval.knowledge_base import KnowledgeBase
 
     if not (Path(store) / "CURRENT").is_file():
         KnowledgeBase(store_dir=store).index([HANDBOOK])

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval.errors import DatasetError
+from haygraph.eval.errors import DatasetError
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 """Context-engineering benchmark: token budget per part per turn, persisted state size, schema saving.
 
-Run as ``python -m eval.bench_context [--turns 200] [--window 8192] [--plot FILE.png] [--json FILE]``.
+Run as ``python -m haygraph.eval.bench_context [--turns 200] [--window 8192] [--plot FILE.png] [--json
+FILE]``.
 It indexes the bundled sample handbook (``retrieval/samples/handbook``, English and Chinese) into a
 temporary store (document embeddings are cached on disk, so only the first run pays for them), wires
 the example tools over a temporary orders database, and runs the real graph **offline** on one
@@ -13,7 +14,7 @@ and thanks. Offline, generate still assembles the budgeted prompt, so every figu
   against the limit (window - output reserve), and the size in bytes of the thread's persisted state
   (serialized with the checkpointer's serializer);
 - at the end: the tool-schema tokens of dynamic injection (only the routed intent's allowed tools)
-  against injecting every registered tool, per intent (`control.schema_cost`).
+  against injecting every registered tool, per intent (`haygraph.control.schema_cost`).
 
 This is a script that prints figures, not a test.
 """
@@ -31,18 +32,18 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from adapters.haystack_retriever import HaystackRetriever
-from adapters.orders_db import OrdersDatabase
-from control.budget import BudgetConfig
-from control.context import Context
-from control.graph import build_graph
-from control.schema_cost import SchemaSaving, schema_saving
-from control.threads import memory_checkpointer
-from control.tokens import TokenCounter
-from control.tools import ContractToolExecutor, ToolRegistry
-from retrieval import sample_handbook_path
-from retrieval.knowledge_base import KnowledgeBase
+from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.control.budget import BudgetConfig
+from haygraph.control.context import Context
+from haygraph.control.graph import build_graph
+from haygraph.control.schema_cost import SchemaSaving, schema_saving
+from haygraph.control.threads import memory_checkpointer
+from haygraph.control.tokens import TokenCounter
+from haygraph.control.tools import ContractToolExecutor, ToolRegistry
+from haygraph.retrieval import sample_handbook_path
+from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 HANDBOOK = sample_handbook_path()
 

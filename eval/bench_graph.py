@@ -1,10 +1,10 @@
 """Agent latency benchmark: one `ask` per route on the real handbook, and the graph's own overhead.
 
-Run as ``python -m eval.bench_graph [--store DIR] [--turns 200] [--rounds 2] [--json FILE]``.
+Run as ``python -m haygraph.eval.bench_graph [--store DIR] [--turns 200] [--rounds 2] [--json FILE]``.
 Without ``--store`` the bundled handbook is indexed into a temporary store (embeddings come from the
 on-disk cache after the first run). Everything runs in offline mode (no chat model). Process start,
 imports and model loading are excluded: every configuration is warmed up before it is timed, and
-every turn is timed with ``time.perf_counter`` around `control.api.run_turn` on a fresh thread.
+every turn is timed with ``time.perf_counter`` around `haygraph.control.api.run_turn` on a fresh thread.
 
 1. **End to end, per route** (answer / retrieve / tool / clarify): the real Haystack retriever over
    the store (query embedding, BM25 + dense, fusion, cut) and the example tools over SQLite. Each
@@ -34,19 +34,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from adapters.haystack_retriever import HaystackRetriever
-from adapters.orders_db import OrdersDatabase
-from control.api import run_turn
-from control.context import Context
-from control.evidence import Evidence, Retriever
-from control.graph import build_graph
-from control.threads import memory_checkpointer
-from control.tool_types import ToolCall, ToolExecutor, ToolResult
-from control.tools import ContractToolExecutor
-from eval.calibrate_relevance import CASES, HANDBOOK
-from eval.harness import percentile
-from retrieval.knowledge_base import KnowledgeBase
+from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.control.api import run_turn
+from haygraph.control.context import Context
+from haygraph.control.evidence import Evidence, Retriever
+from haygraph.control.graph import build_graph
+from haygraph.control.threads import memory_checkpointer
+from haygraph.control.tool_types import ToolCall, ToolExecutor, ToolResult
+from haygraph.control.tools import ContractToolExecutor
+from haygraph.eval.calibrate_relevance import CASES, HANDBOOK
+from haygraph.eval.harness import percentile
+from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 TARGET_P50_MS = 5.0
 ROUTES = ("answer", "retrieve", "tool", "clarify")

@@ -1,6 +1,7 @@
 """Retrieval latency benchmark: our hybrid pipeline (bm25s + numpy) against Haystack's stock retrievers.
 
-Run as ``python -m eval.bench_retrieval [--chunks 20000] [--queries 200]``. It builds a store from the
+Run as ``python -m haygraph.eval.bench_retrieval [--chunks 20000] [--queries 200]``. It builds a store from
+the
 real corpora in the shared BEIR datasets (``$HAYGRAPH_DATASETS`` or ``../shared/datasets`` beside the
 repository): whole documents first, then the project's splitter's chunks to fill up, embedded with
 `CachedDocumentEmbedder` (vectors are cached on disk, so only the first run pays), and prints
@@ -28,18 +29,18 @@ from typing import Any
 from haystack import Document, Pipeline
 from haystack.components.preprocessors import DocumentCleaner
 
-from eval.harness import percentile
-from eval.index_prep import datasets_root
-from retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
-from retrieval.config import RetrievalConfig
-from retrieval.converters import read_beir_corpus
-from retrieval.embedding_cache import CachedDocumentEmbedder
-from retrieval.executor import run_direct
-from retrieval.models import resolve_model
-from retrieval.pipelines import build_query_pipeline
-from retrieval.splitter import StructuredSplitter
-from retrieval.store import EmbeddedDocumentStore
-from retrieval.tokenize import BM25Tokenizer
+from haygraph.eval.harness import percentile
+from haygraph.eval.index_prep import datasets_root
+from haygraph.retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
+from haygraph.retrieval.config import RetrievalConfig
+from haygraph.retrieval.converters import read_beir_corpus
+from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
+from haygraph.retrieval.executor import run_direct
+from haygraph.retrieval.models import resolve_model
+from haygraph.retrieval.pipelines import build_query_pipeline
+from haygraph.retrieval.splitter import StructuredSplitter
+from haygraph.retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.tokenize import BM25Tokenizer
 
 TARGET_SPEEDUP = 20.0
 

@@ -1,8 +1,9 @@
 """Fit the absolute-relevance model on labelled answerable/unanswerable handbook questions.
 
-Run: `python -m eval.calibrate_relevance [--store DIR]`. It indexes the bundled handbook (embeddings are
+Run: `python -m haygraph.eval.calibrate_relevance [--store DIR]`. It indexes the bundled handbook
+(embeddings are
 cached), retrieves the top 5 chunks for every answerable and unanswerable case, fits the logistic model
-of `retrieval.relevance` on the `tune` half — the case-level probability is the best chunk's, as the
+of `haygraph.retrieval.relevance` on the `tune` half — the case-level probability is the best chunk's, as the
 graph's evaluate node uses it — and prints accuracy at threshold 0.5 on `tune` and on the held-out `test`
 half, next to a cosine-only baseline. Paste the printed weights into `RelevanceConfig` defaults.
 """
@@ -17,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from retrieval import sample_handbook_path
-from retrieval.config import RelevanceConfig, RetrievalConfig
-from retrieval.knowledge_base import KnowledgeBase
-from retrieval.relevance import relevance_features
+from haygraph.retrieval import sample_handbook_path
+from haygraph.retrieval.config import RelevanceConfig, RetrievalConfig
+from haygraph.retrieval.knowledge_base import KnowledgeBase
+from haygraph.retrieval.relevance import relevance_features
 
 WEIGHT_NAMES = ("en_cosine_weight", "en_coverage_weight", "en_bias", "zh_coverage_weight", "zh_bias")
 CASES = Path(__file__).resolve().parent / "cases" / "handbook_cases.jsonl"

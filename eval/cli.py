@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eval.configs import DEFAULT_CONFIGS, TUNED_NAME
-from eval.errors import EvalError
-from eval.harness import DEFAULT_KS, parse_ks, run_harness
-from eval.report import plot_results, results_to_markdown
-from eval.tuning import load_tuned, run_tuning
+from haygraph.eval.configs import DEFAULT_CONFIGS, TUNED_NAME
+from haygraph.eval.errors import EvalError
+from haygraph.eval.harness import DEFAULT_KS, parse_ks, run_harness
+from haygraph.eval.report import plot_results, results_to_markdown
+from haygraph.eval.tuning import load_tuned, run_tuning
 
 HEADLINE_METRICS: tuple[str, ...] = ("nDCG@10", "HitRate@5", "MRR@10", "Recall@100", "MAP@100")
 

@@ -3,7 +3,7 @@
 Every name maps to a `QueryConfig` over the same store (one index, one embedding pass):
 
 =====================  =================================================================
-``bm25``               BM25 only (bm25s, the tokenizer of ``retrieval.tokenize``)
+``bm25``               BM25 only (bm25s, the tokenizer of ``haygraph.retrieval.tokenize``)
 ``dense``              exact cosine over the embedding matrix
 ``hybrid``             weighted RRF of BM25 and dense (the config's default weights)
 ``hybrid-minmax``      weighted min-max normalized score fusion
@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from eval.errors import EvalError
-from retrieval.config import QueryConfig, RetrievalConfig
-from retrieval.errors import ModelUnavailableError
-from retrieval.models import resolve_model
+from haygraph.eval.errors import EvalError
+from haygraph.retrieval.config import QueryConfig, RetrievalConfig
+from haygraph.retrieval.errors import ModelUnavailableError
+from haygraph.retrieval.models import resolve_model
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ DEFAULT_CONFIGS: tuple[str, ...] = tuple(n for base in BASE_NAMES for n in (base
 
 @dataclass(frozen=True)
 class TunedParams:
-    """Parameters chosen by `eval.tuning` on a train split (see ``tune_hybrid``)."""
+    """Parameters chosen by `haygraph.eval.tuning` on a train split (see ``tune_hybrid``)."""
 
     method: str
     weights: tuple[float, float]

@@ -1,6 +1,6 @@
 """The evaluation harness: run named retrieval configurations side by side on one BEIR dataset.
 
-One process, one index, one embedding pass: the corpus is indexed once (see `eval.index_prep`) and
+One process, one index, one embedding pass: the corpus is indexed once (see `haygraph.eval.index_prep`) and
 every configuration is a different query pipeline over that store. For each configuration the
 harness reports the metrics at every cutoff k, the query latency (p50/p95/mean, measured around
 each pipeline run after a warm-up query), the shared indexing time and, for ``+cut``
@@ -28,14 +28,14 @@ from typing import Any
 from haystack import Document
 from tqdm import tqdm
 
-from eval.beir import BeirDataset, load_beir
-from eval.configs import EvalConfig, TunedParams, build_configs, parse_config_names
-from eval.errors import EvalError
-from eval.index_prep import prepare_index, resolve_dataset, whole_document_config
-from eval.metrics import evaluate
-from retrieval.config import RetrievalConfig
-from retrieval.errors import QueryError
-from retrieval.knowledge_base import KnowledgeBase, validate_query
+from haygraph.eval.beir import BeirDataset, load_beir
+from haygraph.eval.configs import EvalConfig, TunedParams, build_configs, parse_config_names
+from haygraph.eval.errors import EvalError
+from haygraph.eval.index_prep import prepare_index, resolve_dataset, whole_document_config
+from haygraph.eval.metrics import evaluate
+from haygraph.retrieval.config import RetrievalConfig
+from haygraph.retrieval.errors import QueryError
+from haygraph.retrieval.knowledge_base import KnowledgeBase, validate_query
 
 logger = logging.getLogger(__name__)
 
@@ -253,7 +253,7 @@ def run_harness(
         ks: metric cutoffs; the largest is also the retrieval depth.
         store_dir: keep/reuse the index there (default: an in-memory index).
         limit: evaluate only the first ``limit`` queries (smoke runs).
-        tuned: parameters for ``hybrid-tuned`` (from `eval.tuning.load_tuned`).
+        tuned: parameters for ``hybrid-tuned`` (from `haygraph.eval.tuning.load_tuned`).
         reranker_model: cross-encoder for ``hybrid+rerank``.
         retrieval_config: base retrieval config (default: the library default); the splitter is turned off.
         progress: show tqdm progress bars on stderr.

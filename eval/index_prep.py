@@ -19,14 +19,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from eval.errors import DatasetError
-from retrieval.bm25_index import BM25Index
-from retrieval.chunk_ids import content_hash
-from retrieval.config import RetrievalConfig
-from retrieval.converters import read_beir_corpus
-from retrieval.errors import StoreError
-from retrieval.knowledge_base import KnowledgeBase, run_pipeline
-from retrieval.pipelines import build_indexing_pipeline
+from haygraph.eval.errors import DatasetError
+from haygraph.retrieval.bm25_index import BM25Index
+from haygraph.retrieval.chunk_ids import content_hash
+from haygraph.retrieval.config import RetrievalConfig
+from haygraph.retrieval.converters import read_beir_corpus
+from haygraph.retrieval.errors import StoreError
+from haygraph.retrieval.knowledge_base import KnowledgeBase, run_pipeline
+from haygraph.retrieval.pipelines import build_indexing_pipeline
 
 logger = logging.getLogger(__name__)
 

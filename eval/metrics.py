@@ -26,7 +26,7 @@ import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from eval.errors import MetricError
+from haygraph.eval.errors import MetricError
 
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]

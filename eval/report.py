@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.errors import ReportError
+from haygraph.eval.errors import ReportError
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Generate ``eval/RESULTS.md``: the harness on every shared dataset beside the published references.
 
-Run ``python -m eval.results_page`` (add ``--stores-root DIR`` to keep and reuse the indexes). For
+Run ``python -m haygraph.eval.results_page`` (add ``--stores-root DIR`` to keep and reuse the indexes). For
 SciFact the hybrid weights and the cut are first tuned on ``scifact/train`` and the tuned configs are
 then reported once on test. Reference numbers are parsed from the datasets' README files, not typed in.
 """
@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.harness import run_harness
-from eval.index_prep import datasets_root
-from eval.tuning import run_tuning, tuned_from_dict
+from haygraph.eval.harness import run_harness
+from haygraph.eval.index_prep import datasets_root
+from haygraph.eval.tuning import run_tuning, tuned_from_dict
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ TUNED_ON = {"scifact": "train"}
 COLUMNS: tuple[str, ...] = ("nDCG@10", "HitRate@5", "MRR@10", "Recall@100", "MAP@100")
 _REFERENCE_COLUMNS = {"hit@5": "HitRate@5", "MRR@10": "MRR@10", "nDCG@10": "nDCG@10", "R@10": "Recall@10",
                       "R@100": "Recall@100", "MAP": "MAP"}  # fmt: skip
-COMMAND = "python -m eval.results_page --stores-root /tmp/evalstores --json-dir /tmp/eval-results"
+COMMAND = "python -m haygraph.eval.results_page --stores-root /tmp/evalstores --json-dir /tmp/eval-results"
 
 
 def _cells(line: str) -> list[str]:
@@ -287,7 +287,7 @@ def _read(path: Path) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point: write ``eval/RESULTS.md`` (and optionally the JSON results)."""
-    parser = argparse.ArgumentParser(prog="python -m eval.results_page", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m haygraph.eval.results_page", description=__doc__)
     parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated dataset names")
     parser.add_argument("--stores-root", help="keep/reuse one index per dataset under this folder")
     parser.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")), help="page to write")

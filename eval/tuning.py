@@ -2,8 +2,8 @@
 
 Efficient by construction: BM25 top-``depth`` and dense top-``depth`` are retrieved once per query
 through the real pipelines; every grid point is then fused and cut in Python with the same pure
-functions the pipeline uses (`retrieval.fusion.rrf_scores` / `minmax_scores`,
-`retrieval.score_cliff.cliff_cut`), so a grid point scores exactly what the pipeline would return.
+functions the pipeline uses (`haygraph.retrieval.fusion.rrf_scores` / `minmax_scores`,
+`haygraph.retrieval.score_cliff.cliff_cut`), so a grid point scores exactly what the pipeline would return.
 
 Objectives:
 
@@ -29,17 +29,17 @@ from typing import Any
 
 from tqdm import tqdm
 
-from eval.beir import load_beir
-from eval.configs import TunedParams, build_configs
-from eval.errors import EvalError
-from eval.harness import mean_set_quality, run_dict
-from eval.index_prep import prepare_index, resolve_dataset, whole_document_config
-from eval.metrics import evaluate
-from retrieval.config import RetrievalConfig
-from retrieval.errors import QueryError
-from retrieval.fusion import minmax_scores, rrf_scores
-from retrieval.knowledge_base import KnowledgeBase, validate_query
-from retrieval.score_cliff import cliff_cut
+from haygraph.eval.beir import load_beir
+from haygraph.eval.configs import TunedParams, build_configs
+from haygraph.eval.errors import EvalError
+from haygraph.eval.harness import mean_set_quality, run_dict
+from haygraph.eval.index_prep import prepare_index, resolve_dataset, whole_document_config
+from haygraph.eval.metrics import evaluate
+from haygraph.retrieval.config import RetrievalConfig
+from haygraph.retrieval.errors import QueryError
+from haygraph.retrieval.fusion import minmax_scores, rrf_scores
+from haygraph.retrieval.knowledge_base import KnowledgeBase, validate_query
+from haygraph.retrieval.score_cliff import cliff_cut
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Quick start::
 
-    from retrieval import KnowledgeBase
+    from haygraph.retrieval import KnowledgeBase
     kb = KnowledgeBase(store_dir="kb")
     kb.index(["docs/"])
     for hit in kb.search("How many days of annual leave?").hits:
@@ -18,18 +18,18 @@ from pathlib import Path
 from typing import Any
 
 _EXPORTS = {
-    "KnowledgeBase": "retrieval.knowledge_base",
-    "SearchResult": "retrieval.knowledge_base",
-    "Hit": "retrieval.knowledge_base",
-    "IndexReport": "retrieval.knowledge_base",
-    "RetrievalConfig": "retrieval.config",
-    "QueryConfig": "retrieval.config",
-    "EmbeddedDocumentStore": "retrieval.store",
-    "build_indexing_pipeline": "retrieval.pipelines",
-    "build_query_pipeline": "retrieval.pipelines",
-    "dumps_pipeline": "retrieval.pipelines",
-    "loads_pipeline": "retrieval.pipelines",
-    "RetrievalError": "retrieval.errors",
+    "KnowledgeBase": "haygraph.retrieval.knowledge_base",
+    "SearchResult": "haygraph.retrieval.knowledge_base",
+    "Hit": "haygraph.retrieval.knowledge_base",
+    "IndexReport": "haygraph.retrieval.knowledge_base",
+    "RetrievalConfig": "haygraph.retrieval.config",
+    "QueryConfig": "haygraph.retrieval.config",
+    "EmbeddedDocumentStore": "haygraph.retrieval.store",
+    "build_indexing_pipeline": "haygraph.retrieval.pipelines",
+    "build_query_pipeline": "haygraph.retrieval.pipelines",
+    "dumps_pipeline": "haygraph.retrieval.pipelines",
+    "loads_pipeline": "haygraph.retrieval.pipelines",
+    "RetrievalError": "haygraph.retrieval.errors",
 }
 
 __all__ = [*_EXPORTS, "sample_handbook_path"]

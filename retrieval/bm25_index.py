@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from retrieval.config import BM25Config
-from retrieval.tokenize import BM25Tokenizer
+from haygraph.retrieval.config import BM25Config
+from haygraph.retrieval.tokenize import BM25Tokenizer
 
 logger = logging.getLogger(__name__)
 

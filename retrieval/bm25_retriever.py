@@ -8,9 +8,9 @@ from typing import Any, Literal
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from retrieval.bm25_index import BM25Index
-from retrieval.store import EmbeddedDocumentStore
-from retrieval.tokenize import BM25Tokenizer
+from haygraph.retrieval.bm25_index import BM25Index
+from haygraph.retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.tokenize import BM25Tokenizer
 
 
 def top_k_positions(scores: np.ndarray, k: int, candidates: list[int] | None = None) -> list[int]:

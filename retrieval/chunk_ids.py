@@ -16,7 +16,7 @@ from typing import Any
 from haystack import Document, component
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-from retrieval.errors import InputError
+from haygraph.retrieval.errors import InputError
 
 __all__ = ["ChunkIdentifier", "ContentDeduplicator", "content_hash", "normalize_for_hash"]
 

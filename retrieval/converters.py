@@ -20,7 +20,7 @@ from typing import Any
 from haystack import Document, component
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-from retrieval.errors import (
+from haygraph.retrieval.errors import (
     EmptyCorpusError,
     EmptyDocumentError,
     InputError,

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from retrieval.bm25_retriever import top_k_positions
-from retrieval.errors import QueryError
-from retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.bm25_retriever import top_k_positions
+from haygraph.retrieval.errors import QueryError
+from haygraph.retrieval.store import EmbeddedDocumentStore
 
 
 @component

@@ -20,7 +20,7 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from tqdm import tqdm
 
-from retrieval.models import resolve_model
+from haygraph.retrieval.models import resolve_model
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any
 import networkx as nx
 from haystack import Pipeline
 
-from retrieval.errors import RetrievalError
+from haygraph.retrieval.errors import RetrievalError
 
 
 def run_direct(

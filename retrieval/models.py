@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrieval.config import BUNDLED_MODEL
-from retrieval.errors import ModelUnavailableError
+from haygraph.retrieval.config import BUNDLED_MODEL
+from haygraph.retrieval.errors import ModelUnavailableError
 
 _BUNDLED_ALIASES = {BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"}
 

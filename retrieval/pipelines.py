@@ -21,22 +21,22 @@ from haystack.components.preprocessors import DocumentCleaner
 from haystack.components.writers import DocumentWriter
 from haystack.document_stores.types import DuplicatePolicy
 
-from retrieval.bm25_retriever import FastBM25Retriever
-from retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
-from retrieval.config import QueryConfig, RetrievalConfig
-from retrieval.converters import MultiFormatConverter
-from retrieval.dense_retriever import FastEmbeddingRetriever
-from retrieval.embedding_cache import CachedDocumentEmbedder
-from retrieval.errors import ModelUnavailableError
-from retrieval.fusion import HybridFusion
-from retrieval.models import resolve_model
-from retrieval.score_cliff import ScoreCliffCutter
-from retrieval.splitter import StructuredSplitter
-from retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.bm25_retriever import FastBM25Retriever
+from haygraph.retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
+from haygraph.retrieval.config import QueryConfig, RetrievalConfig
+from haygraph.retrieval.converters import MultiFormatConverter
+from haygraph.retrieval.dense_retriever import FastEmbeddingRetriever
+from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
+from haygraph.retrieval.errors import ModelUnavailableError
+from haygraph.retrieval.fusion import HybridFusion
+from haygraph.retrieval.models import resolve_model
+from haygraph.retrieval.score_cliff import ScoreCliffCutter
+from haygraph.retrieval.splitter import StructuredSplitter
+from haygraph.retrieval.store import EmbeddedDocumentStore
 
 logger = logging.getLogger(__name__)
 
-ALLOWED_MODULES = ["retrieval", "haystack_integrations"]
+ALLOWED_MODULES = ["haygraph.retrieval", "haystack_integrations"]
 """Modules `loads_pipeline` trusts besides Haystack's own."""
 
 

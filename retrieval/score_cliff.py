@@ -13,7 +13,7 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from retrieval.errors import ScoreScaleError
+from haygraph.retrieval.errors import ScoreScaleError
 
 logger = logging.getLogger(__name__)
 

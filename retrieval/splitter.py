@@ -2,7 +2,8 @@
 
 Written instead of Haystack's `DocumentSplitter`/`RecursiveDocumentSplitter`/`MarkdownHeaderSplitter`
 because we need all of these at once: heading paths in metadata, tables/lists/code kept whole, sentence
-boundaries for English *and* Chinese without NLTK data (see `retrieval.sentences`), and chunk sizes held
+boundaries for English *and* Chinese without NLTK data (see `haygraph.retrieval.sentences`), and chunk
+sizes held
 between ``min_chars`` and ``max_chars`` characters.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 from haystack import Document, component
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-from retrieval.sentences import detect_language, sentence_spans
+from haygraph.retrieval.sentences import detect_language, sentence_spans
 
 __all__ = ["StructuredSplitter"]
 

@@ -23,8 +23,8 @@ from haystack import Document, default_from_dict, default_to_dict
 from haystack.document_stores.types import DuplicatePolicy
 from haystack.utils.filters import document_matches_filter
 
-from retrieval.bm25_index import BM25Index
-from retrieval.errors import CorruptStoreError, StoreError, StoreNotFoundError
+from haygraph.retrieval.bm25_index import BM25Index
+from haygraph.retrieval.errors import CorruptStoreError, StoreError, StoreNotFoundError
 
 logger = logging.getLogger(__name__)
 

@@ -30,9 +30,9 @@ def handbook_store(tmp_path_factory: pytest.TempPathFactory, haygraph_cache_dir:
 
     The store's saved config names `haygraph_cache_dir` as its embedding cache.
     """
-    from retrieval import sample_handbook_path
-    from retrieval.config import RetrievalConfig
-    from retrieval.knowledge_base import KnowledgeBase
+    from haygraph.retrieval import sample_handbook_path
+    from haygraph.retrieval.config import RetrievalConfig
+    from haygraph.retrieval.knowledge_base import KnowledgeBase
 
     store = tmp_path_factory.mktemp("handbook") / "store"
     config = RetrievalConfig().with_overrides(embedder={"cache_dir": str(haygraph_cache_dir)})

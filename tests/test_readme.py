@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from control.tool_types import ToolCall
+from haygraph.control.tool_types import ToolCall
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -29,7 +29,7 @@ class TestReadme:
         assert bad.status == "invalid_arguments" and "town" in (bad.error or "")
 
     def test_documented_commands_exist(self) -> None:
-        from adapters.cli import build_parser
+        from haygraph.adapters.cli import build_parser
 
         text = README.read_text(encoding="utf-8")
         commands = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]

@@ -1,13 +1,18 @@
 """Tool contracts and their execution: registry, allow-list, validation, timeouts, retries, budget.
 
-`control.tools` never imports Haystack, `retrieval` or `adapters`; concrete tools (orders database,
+`haygraph.control.tools` never imports Haystack, `retrieval` or `adapters`; concrete tools (orders database,
 knowledge-base search, MCP tools) are built in `adapters`.
 """
 
-from control.tools.contract import ToolContract, ToolRuntimeInfo, format_validation_error
-from control.tools.errors import ToolContractError, ToolError, ToolFailure, ToolRegistrationError
-from control.tools.executor import ContractToolExecutor, reduce_result, request_id_for, run_with_timeout
-from control.tools.registry import ANY_INTENT, ToolRegistry
+from haygraph.control.tools.contract import ToolContract, ToolRuntimeInfo, format_validation_error
+from haygraph.control.tools.errors import ToolContractError, ToolError, ToolFailure, ToolRegistrationError
+from haygraph.control.tools.executor import (
+    ContractToolExecutor,
+    reduce_result,
+    request_id_for,
+    run_with_timeout,
+)
+from haygraph.control.tools.registry import ANY_INTENT, ToolRegistry
 
 __all__ = [
     "ANY_INTENT",

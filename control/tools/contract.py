@@ -19,7 +19,7 @@ from typing import Any
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ValidationError
 
-from control.tools.errors import ToolContractError
+from haygraph.control.tools.errors import ToolContractError
 
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
@@ -93,7 +93,7 @@ class ToolContract:
     `func` is a synchronous callable taking the validated args model instance — and a
     `ToolRuntimeInfo` as second positional argument when it declares one — and returning an
     instance of `result_model` or a dict that validates against it. It may raise
-    `control.tools.errors.ToolFailure` for a definite failure (not retried); any other exception is
+    `haygraph.control.tools.errors.ToolFailure` for a definite failure (not retried); any other exception is
     treated as transient and retried up to `max_retries` times.
     """
 

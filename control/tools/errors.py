@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from control.errors import ControlError
+from haygraph.control.errors import ControlError
 
 
 class ToolError(ControlError):
-    """Base class of every error raised by `control.tools` (a `ControlError`)."""
+    """Base class of every error raised by `haygraph.control.tools` (a `ControlError`)."""
 
 
 class ToolContractError(ToolError, ValueError):

@@ -7,8 +7,8 @@ from typing import Any
 
 from langchain_core.tools import StructuredTool
 
-from control.tools.contract import ToolContract
-from control.tools.errors import ToolRegistrationError
+from haygraph.control.tools.contract import ToolContract
+from haygraph.control.tools.errors import ToolRegistrationError
 
 ANY_INTENT = "*"
 """A contract listing this intent is relevant to every routed intent."""

@@ -2,7 +2,7 @@
 
 Questions come from the labelled cases (`eval/cases/handbook_cases.jsonl`). The unanswerable ones are
 those the calibrated relevance refuses with a wide margin (best relevance about 0.2–0.3 against the
-0.5 threshold, measured with `python -m eval.agent_eval`), not the borderline ones.
+0.5 threshold, measured with `python -m haygraph.eval.agent_eval`), not the borderline ones.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from adapters.agent import build_agent
-from adapters.orders_db import OrdersDatabase
-from control.api import RESULT_KEYS, Agent
-from control.evidence import Evidence
+from haygraph.adapters.agent import build_agent
+from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.control.api import RESULT_KEYS, Agent
+from haygraph.control.evidence import Evidence
 
 pytestmark = pytest.mark.integration
 

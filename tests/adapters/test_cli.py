@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from adapters.agent import build_agent
-from adapters.cli import main
-from retrieval import sample_handbook_path
-from retrieval.knowledge_base import KnowledgeBase
+from haygraph.adapters.agent import build_agent
+from haygraph.adapters.cli import main
+from haygraph.retrieval import sample_handbook_path
+from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 pytestmark = pytest.mark.integration
 
@@ -31,9 +31,9 @@ TIMEOUT = 600  # model loading on a busy 2-core machine can take a while
 
 
 def haygraph_command() -> list[str]:
-    """The installed console script next to this interpreter, else `python -m adapters.cli`."""
+    """The installed console script next to this interpreter, else `python -m haygraph.adapters.cli`."""
     script = Path(sys.executable).with_name("haygraph")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "adapters.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "haygraph.adapters.cli"]
 
 
 @pytest.fixture(scope="session")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.mcp_client import MCPToolset
-from control.tool_types import ToolCall
-from control.tools import ContractToolExecutor, ToolRegistry
-from retrieval.knowledge_base import KnowledgeBase
+from haygraph.adapters.mcp_client import MCPToolset
+from haygraph.control.tool_types import ToolCall
+from haygraph.control.tools import ContractToolExecutor, ToolRegistry
+from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 pytestmark = pytest.mark.integration
 
@@ -22,7 +22,7 @@ CALL_S = 120.0
 
 def _command() -> tuple[str, list[str]]:
     script = Path(sys.executable).with_name("haygraph")
-    return (str(script), []) if script.exists() else (sys.executable, ["-m", "adapters.cli"])
+    return (str(script), []) if script.exists() else (sys.executable, ["-m", "haygraph.adapters.cli"])
 
 
 @pytest.fixture(scope="module")

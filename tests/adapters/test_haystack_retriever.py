@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.haystack_retriever import HaystackRetriever
-from control.evidence import Evidence, Retriever
-from retrieval.knowledge_base import KnowledgeBase
+from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.control.evidence import Evidence, Retriever
+from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 pytestmark = pytest.mark.integration
 

@@ -18,12 +18,17 @@ from langchain_mcp_adapters.client import MultiServerMCPClient
 from mcp.server.fastmcp.exceptions import ToolError
 from pydantic import ValidationError
 
-from adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from adapters.mcp_client import MCPClientError, MCPToolset, args_model_from_schema, load_mcp_contracts
-from adapters.mcp_server import create_mcp_server
-from adapters.orders_db import OrdersDatabase
-from control.tool_types import ToolCall
-from control.tools import ContractToolExecutor, ToolRegistry
+from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+from haygraph.adapters.mcp_client import (
+    MCPClientError,
+    MCPToolset,
+    args_model_from_schema,
+    load_mcp_contracts,
+)
+from haygraph.adapters.mcp_server import create_mcp_server
+from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.control.tool_types import ToolCall
+from haygraph.control.tools import ContractToolExecutor, ToolRegistry
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_server.py")
 sys.path.insert(0, str(FIXTURE.parent))

@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from adapters.orders_db import (
+from haygraph.adapters.orders_db import (
     IdempotencyConflictError,
     OrderNotFoundError,
     OrdersDatabase,

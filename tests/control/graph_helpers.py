@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from control.evidence import Evidence
+from haygraph.control.evidence import Evidence
 
 _WORD = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]")
 _STOP = {

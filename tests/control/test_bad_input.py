@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from control.api import Agent, run_turn
-from control.context import Context
-from control.graph import build_graph
+from haygraph.control.api import Agent, run_turn
+from haygraph.control.context import Context
+from haygraph.control.graph import build_graph
 from tests.control.graph_helpers import handbook_retriever
 
 EMPTY = "Your message is empty. Please type a question."

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from control.budget import BudgetConfig, allocate_budget, pack_prefix
-from control.context_errors import BudgetConfigError, WindowTooSmallError
+from haygraph.control.budget import BudgetConfig, allocate_budget, pack_prefix
+from haygraph.control.context_errors import BudgetConfigError, WindowTooSmallError
 
 FIXED = {"system": 40, "question": 10, "entities": 10}  # 60 tokens of fixed costs
 

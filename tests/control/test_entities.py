@@ -1,6 +1,12 @@
 import pytest
 
-from control.entities import ENTITY_KINDS, EntityConfig, extract_entities, format_entities, merge_entities
+from haygraph.control.entities import (
+    ENTITY_KINDS,
+    EntityConfig,
+    extract_entities,
+    format_entities,
+    merge_entities,
+)
 
 
 class TestExtractEntities:

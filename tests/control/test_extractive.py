@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from control.evidence import Evidence
-from control.extractive import (
+from haygraph.control.evidence import Evidence
+from haygraph.control.extractive import (
     INSUFFICIENT_EN,
     INSUFFICIENT_ZH,
     extractive_answer,
@@ -108,7 +108,7 @@ class TestInsufficientMessage:
 
 class TestAnswerUnits:
     def test_wrapped_lines_are_joined_and_headings_dropped(self) -> None:
-        from control.extractive import answer_units
+        from haygraph.control.extractive import answer_units
 
         text = (
             "## 2. Your first day\n\n"
@@ -123,7 +123,7 @@ class TestAnswerUnits:
         ]
 
     def test_numbered_item_is_not_split_after_its_number(self) -> None:
-        from control.extractive import answer_units
+        from haygraph.control.extractive import answer_units
 
         assert answer_units("1. Log in to PeopleHub. Then choose Leave.") == [
             "1. Log in to PeopleHub.",
@@ -131,7 +131,7 @@ class TestAnswerUnits:
         ]
 
     def test_chinese_lines_join_without_space_and_labels_are_skipped(self) -> None:
-        from control.extractive import answer_units
+        from haygraph.control.extractive import answer_units
 
         text = "**婚假**\n员工依法登记结婚的，可享受婚假\n13 天。须在一年内休完。\n|---|---|\n"
         assert answer_units(text) == ["员工依法登记结婚的，可享受婚假 13 天。", "须在一年内休完。"]

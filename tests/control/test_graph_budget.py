@@ -9,19 +9,19 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from adapters.example_tools import DEFAULT_ALLOW_LIST, QueryOrderArgs, build_example_registry
-from adapters.orders_db import OrdersDatabase
-from control.api import run_turn
-from control.budget import BudgetConfig
-from control.context import Context
-from control.context_errors import ContextError
-from control.errors import ConfigError, ControlError, ModelOutputError
-from control.generation import build_turn_prompt
-from control.graph import build_graph
-from control.nodes import budget_failure_message
-from control.threads import memory_checkpointer
-from control.tokens import ChatModelCounter, MiniLMCounter
-from control.tools import ContractToolExecutor, ToolRegistry
+from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, QueryOrderArgs, build_example_registry
+from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.control.api import run_turn
+from haygraph.control.budget import BudgetConfig
+from haygraph.control.context import Context
+from haygraph.control.context_errors import ContextError
+from haygraph.control.errors import ConfigError, ControlError, ModelOutputError
+from haygraph.control.generation import build_turn_prompt
+from haygraph.control.graph import build_graph
+from haygraph.control.nodes import budget_failure_message
+from haygraph.control.threads import memory_checkpointer
+from haygraph.control.tokens import ChatModelCounter, MiniLMCounter
+from haygraph.control.tools import ContractToolExecutor, ToolRegistry
 from tests.control.graph_helpers import HANDBOOK, CountingRetriever, KeywordRetriever, ev
 
 _TRAVEL = (
@@ -281,7 +281,7 @@ class TestModelModePrompt:
     def test_model_summary_and_its_fallback(self) -> None:
         from langchain_core.messages import AIMessage, HumanMessage
 
-        from control.conversation import model_summarizer
+        from haygraph.control.conversation import model_summarizer
 
         folded = [HumanMessage(content="Order 123456789012?"), AIMessage(content="It is packed.")]
         summarize = model_summarizer(FakeListChatModel(responses=["User asked about order 123456789012."]))

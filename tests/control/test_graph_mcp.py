@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from adapters.mcp_client import MCPToolset
-from control.context import Context
-from control.graph import build_graph
-from control.threads import memory_checkpointer
-from control.tools import ToolRegistry
+from haygraph.adapters.mcp_client import MCPToolset
+from haygraph.control.context import Context
+from haygraph.control.graph import build_graph
+from haygraph.control.threads import memory_checkpointer
+from haygraph.control.tools import ToolRegistry
 from tests.control.tool_helpers import ScriptedChatModel, call
 
 FIXTURE = Path(__file__).resolve().parents[1] / "adapters" / "mcp_fixture_server.py"

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
-from control.context import Context
-from control.errors import ConfigError
-from control.extractive import extractive_answer
-from control.graph import build_graph
-from control.tool_types import ToolCall, ToolResult
+from haygraph.control.context import Context
+from haygraph.control.errors import ConfigError
+from haygraph.control.extractive import extractive_answer
+from haygraph.control.graph import build_graph
+from haygraph.control.tool_types import ToolCall, ToolResult
 from tests.control.graph_helpers import handbook_retriever
 from tests.control.tool_helpers import ScriptedChatModel
 

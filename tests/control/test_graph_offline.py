@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from control.context import Context
-from control.errors import ConfigError
-from control.evidence import Evidence
-from control.extractive import INSUFFICIENT_EN, INSUFFICIENT_ZH
-from control.graph import build_graph
-from control.threads import memory_checkpointer
-from control.tool_types import ToolCall, ToolResult
+from haygraph.control.context import Context
+from haygraph.control.errors import ConfigError
+from haygraph.control.evidence import Evidence
+from haygraph.control.extractive import INSUFFICIENT_EN, INSUFFICIENT_ZH
+from haygraph.control.graph import build_graph
+from haygraph.control.threads import memory_checkpointer
+from haygraph.control.tool_types import ToolCall, ToolResult
 from tests.control.graph_helpers import (
     HANDBOOK,
     CountingRetriever,
@@ -336,7 +336,7 @@ class TestContextValidation:
 
 class TestRunTurn:
     def test_stable_result_object(self) -> None:
-        from control.api import RESULT_KEYS, Agent
+        from haygraph.control.api import RESULT_KEYS, Agent
 
         agent = Agent(retriever=handbook_retriever())
         result = agent.ask("How many days of annual leave do employees get?", thread_id="r1")
@@ -358,7 +358,7 @@ class TestRunTurn:
         )
 
     def test_unexpected_failure_is_degraded_not_raised(self) -> None:
-        from control.api import run_turn
+        from haygraph.control.api import run_turn
 
         class Broken:
             def invoke(self, *args: Any, **kwargs: Any) -> Any:
@@ -372,7 +372,7 @@ class TestRunTurn:
         )
 
     def test_module_level_ask(self) -> None:
-        from control.api import ask
+        from haygraph.control.api import ask
 
         result = ask("你好")
         assert (result["status"], result["route"], result["path"]) == (
@@ -387,7 +387,7 @@ class TestLayering:
         import ast
         from pathlib import Path
 
-        import control
+        from haygraph import control
 
         forbidden = ("haystack", "haystack_integrations", "retrieval", "adapters")
         offenders = []

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
-from adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from adapters.orders_db import OrdersDatabase
-from control.context import Context
-from control.errors import ConfigError
-from control.evidence import Evidence
-from control.graph import build_graph
-from control.threads import memory_checkpointer
-from control.tool_types import ToolCall, ToolResult
-from control.tools import ContractToolExecutor
+from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.control.context import Context
+from haygraph.control.errors import ConfigError
+from haygraph.control.evidence import Evidence
+from haygraph.control.graph import build_graph
+from haygraph.control.threads import memory_checkpointer
+from haygraph.control.tool_types import ToolCall, ToolResult
+from haygraph.control.tools import ContractToolExecutor
 from tests.control.graph_helpers import CountingRetriever, KeywordRetriever
 from tests.control.tool_helpers import ScriptedChatModel, call, calls
 

@@ -4,14 +4,14 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import add_messages
 
-from control.context_errors import HistoryError
-from control.history import (
+from haygraph.control.context_errors import HistoryError
+from haygraph.control.history import (
     HistoryConfig,
     compress_history,
     messages_to_pairs,
     split_turns,
 )
-from control.tokens import TokenCounter
+from haygraph.control.tokens import TokenCounter
 
 
 class WordCounter(TokenCounter):

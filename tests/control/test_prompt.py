@@ -3,12 +3,12 @@ import random
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from control.budget import BudgetConfig
-from control.context_errors import BudgetExceededError, PromptInputError, WindowTooSmallError
-from control.evidence import Evidence
-from control.prompt import assemble_prompt
-from control.tokens import TokenCounter
-from control.tool_types import ToolResult
+from haygraph.control.budget import BudgetConfig
+from haygraph.control.context_errors import BudgetExceededError, PromptInputError, WindowTooSmallError
+from haygraph.control.evidence import Evidence
+from haygraph.control.prompt import assemble_prompt
+from haygraph.control.tokens import TokenCounter
+from haygraph.control.tool_types import ToolResult
 
 
 class WordCounter(TokenCounter):
@@ -211,7 +211,7 @@ class TestAssemblePrompt:
             assert prompt.evidence_ids == [e.id for e in kwargs["evidence"][:kept]]
 
     def test_sweep_with_real_bpe_tokenizer_never_exceeds(self):
-        from control.tokens import TiktokenCounter
+        from haygraph.control.tokens import TiktokenCounter
 
         rng = random.Random(7)
         counter = TiktokenCounter("cl100k_base")
@@ -238,7 +238,7 @@ class TestAssemblePrompt:
 
     @pytest.mark.integration
     def test_bundled_minilm_counter_keeps_mixed_text_within_limit(self):
-        from control.tokens import MiniLMCounter
+        from haygraph.control.tokens import MiniLMCounter
 
         counter = MiniLMCounter()
         config = BudgetConfig(context_window=512)

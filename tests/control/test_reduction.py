@@ -1,10 +1,10 @@
 import pytest
 from pydantic import BaseModel
 
-from control.context_errors import ReductionError
-from control.reduction import prepare_tool_results, reduce_to_key_fields, render_tool_result
-from control.tokens import TokenCounter
-from control.tool_types import ToolResult
+from haygraph.control.context_errors import ReductionError
+from haygraph.control.reduction import prepare_tool_results, reduce_to_key_fields, render_tool_result
+from haygraph.control.tokens import TokenCounter
+from haygraph.control.tool_types import ToolResult
 
 
 class WordCounter(TokenCounter):

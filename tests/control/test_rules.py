@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from control.rules import (
+from haygraph.control.rules import (
     RouteDecision,
     check_question,
     chitchat_kind,
@@ -14,7 +14,7 @@ from control.rules import (
     rewrite_query,
     route_question,
 )
-from control.tool_types import ToolCall
+from haygraph.control.tool_types import ToolCall
 
 
 def order_call(order_id: str) -> ToolCall:

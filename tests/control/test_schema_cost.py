@@ -1,5 +1,5 @@
-from control.schema_cost import schema_saving, schema_tokens
-from control.tokens import TokenCounter
+from haygraph.control.schema_cost import schema_saving, schema_tokens
+from haygraph.control.tokens import TokenCounter
 
 
 class CharCounter(TokenCounter):

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from control.api import Agent
-from control.errors import ConfigError
-from control.threads import memory_checkpointer, sqlite_checkpointer
+from haygraph.control.api import Agent
+from haygraph.control.errors import ConfigError
+from haygraph.control.threads import memory_checkpointer, sqlite_checkpointer
 from tests.control.graph_helpers import handbook_retriever
 
 REPO = Path(__file__).resolve().parents[2]
 
 CHILD = """
 import json, sys
-from control.api import Agent
-from control.threads import sqlite_checkpointer
+from haygraph.control.api import Agent
+from haygraph.control.threads import sqlite_checkpointer
 saver = sqlite_checkpointer(sys.argv[1])
 agent = Agent(checkpointer=saver)
 before = agent.graph.get_state({"configurable": {"thread_id": "s1"}}).values

@@ -4,10 +4,10 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
-from control import tokens
-from control.context_errors import TokenizerUnavailableError
-from control.sentences import split_sentences
-from control.tokens import (
+from haygraph.control import tokens
+from haygraph.control.context_errors import TokenizerUnavailableError
+from haygraph.control.sentences import split_sentences
+from haygraph.control.tokens import (
     ChatModelCounter,
     MiniLMCounter,
     TiktokenCounter,

@@ -8,12 +8,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
-from control.errors import ModelOutputError
-from control.rules import RouteDecision
-from control.tool_answer import render_result_content, summarize_tool_results
-from control.tool_routing import calls_from_message, known_intents, resolve_intent, tool_catalogue
-from control.tool_types import ToolCall, ToolResult
-from control.tools import ANY_INTENT, ToolContract, ToolRegistry
+from haygraph.control.errors import ModelOutputError
+from haygraph.control.rules import RouteDecision
+from haygraph.control.tool_answer import render_result_content, summarize_tool_results
+from haygraph.control.tool_routing import calls_from_message, known_intents, resolve_intent, tool_catalogue
+from haygraph.control.tool_types import ToolCall, ToolResult
+from haygraph.control.tools import ANY_INTENT, ToolContract, ToolRegistry
 
 
 class NoArgs(BaseModel):

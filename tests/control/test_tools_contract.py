@@ -4,7 +4,7 @@ import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from control.tools import (
+from haygraph.control.tools import (
     ToolContract,
     ToolContractError,
     ToolRegistrationError,

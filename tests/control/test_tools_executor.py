@@ -4,8 +4,8 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from control.tool_types import ToolCall
-from control.tools import (
+from haygraph.control.tool_types import ToolCall
+from haygraph.control.tools import (
     ContractToolExecutor,
     ToolContract,
     ToolFailure,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from eval.beir import BeirDataset, CorpusDoc, corpus_texts, load_beir
-from eval.errors import DatasetError, EvalError
-from eval.index_prep import datasets_root
+from haygraph.eval.beir import BeirDataset, CorpusDoc, corpus_texts, load_beir
+from haygraph.eval.errors import DatasetError, EvalError
+from haygraph.eval.index_prep import datasets_root
 
 DATASETS = datasets_root()
 
@@ -212,7 +212,7 @@ class TestLoadBeirErrors:
     def test_unknown_ids_dropped_with_warning_when_lenient(self, tmp_path, caplog):
         qrels = ["query-id\tcorpus-id\tscore", "q1\td1\t1", "q1\tghost\t1", "nobody\td1\t1", "q2\tghost\t1"]
         folder = _write_dataset(tmp_path / "t", qrels=qrels)
-        with caplog.at_level(logging.WARNING, logger="eval.beir"):
+        with caplog.at_level(logging.WARNING, logger="haygraph.eval.beir"):
             dataset = load_beir(folder, strict=False)
         assert dataset.qrels == {"q1": {"d1": 1}}
         assert list(dataset.queries) == ["q1"]  # q2 lost its only judgment

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from eval.cli import register
-from eval.errors import EvalError
-from eval.index_prep import datasets_root
+from haygraph.eval.cli import register
+from haygraph.eval.errors import EvalError
+from haygraph.eval.index_prep import datasets_root
 
 
 def _parser():

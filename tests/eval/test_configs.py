@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from eval.configs import DEFAULT_CONFIGS, TunedParams, build_configs, parse_config_names
-from eval.errors import EvalError
-from eval.index_prep import whole_document_config
+from haygraph.eval.configs import DEFAULT_CONFIGS, TunedParams, build_configs, parse_config_names
+from haygraph.eval.errors import EvalError
+from haygraph.eval.index_prep import whole_document_config
 
 
 class TestParseConfigNames:

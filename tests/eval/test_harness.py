@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from haystack import Document
 
-from eval.configs import build_configs
-from eval.errors import EvalError
-from eval.harness import (
+from haygraph.eval.configs import build_configs
+from haygraph.eval.errors import EvalError
+from haygraph.eval.harness import (
     ConfigRun,
     latency_summary,
     mean_set_quality,
@@ -20,9 +20,9 @@ from eval.harness import (
     source_ranking,
     summarize,
 )
-from eval.index_prep import datasets_root, whole_document_config
-from eval.metrics import evaluate
-from eval.report import results_to_markdown
+from haygraph.eval.index_prep import datasets_root, whole_document_config
+from haygraph.eval.metrics import evaluate
+from haygraph.eval.report import results_to_markdown
 
 
 class TestSourceRanking:
@@ -162,7 +162,7 @@ class TestHarnessSmoke:
         assert again["configs"]["bm25"]["metrics"]["nDCG@10"] == bm25["metrics"]["nDCG@10"]
 
     def test_tuned_file_from_the_same_split_is_refused(self):
-        from eval.configs import TunedParams
+        from haygraph.eval.configs import TunedParams
 
         tuned = TunedParams("rrf", (0.5, 0.5), 60, 100, 0.5, 5, dataset="med", split="test")
         with pytest.raises(EvalError, match="tuned on med/test"):

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from eval.errors import EvalError, MetricError
-from eval.metrics import (
+from haygraph.eval.errors import EvalError, MetricError
+from haygraph.eval.metrics import (
     average_precision_per_query,
     evaluate,
     evaluate_per_query,

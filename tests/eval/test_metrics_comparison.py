@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import pytest
 
-from eval.beir import BeirDataset, corpus_texts, load_beir
-from eval.index_prep import datasets_root
-from eval.metrics import evaluate
+from haygraph.eval.beir import BeirDataset, corpus_texts, load_beir
+from haygraph.eval.index_prep import datasets_root
+from haygraph.eval.metrics import evaluate
 
 pytestmark = pytest.mark.comparison
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from eval.errors import EvalError, ReportError
-from eval.report import plot_results, results_to_markdown
+from haygraph.eval.errors import EvalError, ReportError
+from haygraph.eval.report import plot_results, results_to_markdown
 
 RESULTS = {
     "dataset": "scifact",

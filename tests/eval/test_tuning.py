@@ -7,10 +7,10 @@ import json
 import pytest
 from haystack import Document
 
-from eval.errors import EvalError
-from eval.index_prep import datasets_root
-from eval.tuning import Candidates, fuse, load_tuned, tune, tune_cut, tune_fusion, tuned_from_dict
-from retrieval.fusion import HybridFusion
+from haygraph.eval.errors import EvalError
+from haygraph.eval.index_prep import datasets_root
+from haygraph.eval.tuning import Candidates, fuse, load_tuned, tune, tune_cut, tune_fusion, tuned_from_dict
+from haygraph.retrieval.fusion import HybridFusion
 
 
 def _cands(bm25, dense):
@@ -117,10 +117,10 @@ class TestGridMatchesPipeline:
 
     @pytest.mark.parametrize("method", ["minmax", "rrf"])
     def test_same_ranking(self, method, tmp_path):
-        from eval.configs import TunedParams, build_configs
-        from eval.harness import source_ranking
-        from eval.index_prep import prepare_index, resolve_dataset, whole_document_config
-        from eval.tuning import collect_candidates
+        from haygraph.eval.configs import TunedParams, build_configs
+        from haygraph.eval.harness import source_ranking
+        from haygraph.eval.index_prep import prepare_index, resolve_dataset, whole_document_config
+        from haygraph.eval.tuning import collect_candidates
 
         config = whole_document_config()
         kb, _ = prepare_index(resolve_dataset("med"), config, need_embeddings=True)

@@ -2,7 +2,7 @@
 
 from haystack import Document
 
-from retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.store import EmbeddedDocumentStore
 
 
 def small_docs() -> list[Document]:

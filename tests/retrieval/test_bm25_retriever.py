@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from retrieval.bm25_retriever import FastBM25Retriever, top_k_positions
-from retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.bm25_retriever import FastBM25Retriever, top_k_positions
+from haygraph.retrieval.store import EmbeddedDocumentStore
 from tests.retrieval.store_helpers import small_store
 
 ACME = {"field": "meta.tenant", "operator": "==", "value": "acme"}
@@ -79,14 +79,16 @@ class TestFastBM25Retriever:
         assert [d.id for d in retriever.run(query="zebra")["documents"]] == ["d5"]
 
     def test_to_dict_and_from_dict(self, tmp_path, monkeypatch):
-        monkeypatch.setenv("HAYSTACK_DESERIALIZATION_ALLOWLIST", "retrieval")  # as loads_pipeline does
+        monkeypatch.setenv(
+            "HAYSTACK_DESERIALIZATION_ALLOWLIST", "haygraph.retrieval"
+        )  # as loads_pipeline does
         store = small_store()
         store.save(tmp_path)
         data = FastBM25Retriever(store, top_k=3, filters=ACME, language="en", k1=1.5).to_dict()
-        assert data["type"] == "retrieval.bm25_retriever.FastBM25Retriever"
+        assert data["type"] == "haygraph.retrieval.bm25_retriever.FastBM25Retriever"
         assert data["init_parameters"] == {
             "document_store": {
-                "type": "retrieval.store.EmbeddedDocumentStore",
+                "type": "haygraph.retrieval.store.EmbeddedDocumentStore",
                 "init_parameters": {"path": str(tmp_path)},
             },
             "top_k": 3,

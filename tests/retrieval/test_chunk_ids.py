@@ -4,8 +4,13 @@ import hashlib
 import pytest
 from haystack import Document
 
-from retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator, content_hash, normalize_for_hash
-from retrieval.errors import InputError
+from haygraph.retrieval.chunk_ids import (
+    ChunkIdentifier,
+    ContentDeduplicator,
+    content_hash,
+    normalize_for_hash,
+)
+from haygraph.retrieval.errors import InputError
 
 
 class TestNormalizeForHash:
@@ -61,7 +66,7 @@ class TestChunkIdentifier:
 
     def test_to_dict_and_round_trip(self):
         data = ChunkIdentifier().to_dict()
-        assert data == {"type": "retrieval.chunk_ids.ChunkIdentifier", "init_parameters": {}}
+        assert data == {"type": "haygraph.retrieval.chunk_ids.ChunkIdentifier", "init_parameters": {}}
         assert isinstance(ChunkIdentifier.from_dict(data), ChunkIdentifier)
 
 
@@ -113,5 +118,5 @@ class TestContentDeduplicator:
 
     def test_to_dict_and_round_trip(self):
         data = ContentDeduplicator().to_dict()
-        assert data == {"type": "retrieval.chunk_ids.ContentDeduplicator", "init_parameters": {}}
+        assert data == {"type": "haygraph.retrieval.chunk_ids.ContentDeduplicator", "init_parameters": {}}
         assert isinstance(ContentDeduplicator.from_dict(data), ContentDeduplicator)

@@ -3,8 +3,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from retrieval.config import SCENARIO_WEIGHTS, FusionConfig, RetrievalConfig
-from retrieval.errors import ConfigError
+from haygraph.retrieval.config import SCENARIO_WEIGHTS, FusionConfig, RetrievalConfig
+from haygraph.retrieval.errors import ConfigError
 
 
 class TestRetrievalConfig:

@@ -4,15 +4,15 @@ from pathlib import Path
 import pytest
 from haystack import Document
 
-from retrieval.converters import MultiFormatConverter, html_to_markdown, read_beir_corpus
-from retrieval.errors import (
+from haygraph.retrieval.converters import MultiFormatConverter, html_to_markdown, read_beir_corpus
+from haygraph.retrieval.errors import (
     EmptyCorpusError,
     EmptyDocumentError,
     InputError,
     UnreadableFileError,
     UnsupportedFileError,
 )
-from retrieval.splitter import StructuredSplitter
+from haygraph.retrieval.splitter import StructuredSplitter
 
 HTML = """<!DOCTYPE html>
 <html><head><title>Ignored title</title><style>p { color: red; }</style>
@@ -223,7 +223,7 @@ class TestMultiFormatConverter:
         converter = MultiFormatConverter(encoding="latin-1", strict=False)
         data = converter.to_dict()
         assert data == {
-            "type": "retrieval.converters.MultiFormatConverter",
+            "type": "haygraph.retrieval.converters.MultiFormatConverter",
             "init_parameters": {"encoding": "latin-1", "strict": False},
         }
         loaded = MultiFormatConverter.from_dict(data)

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from retrieval.dense_retriever import FastEmbeddingRetriever
-from retrieval.errors import QueryError
-from retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.dense_retriever import FastEmbeddingRetriever
+from haygraph.retrieval.errors import QueryError
+from haygraph.retrieval.store import EmbeddedDocumentStore
 from tests.retrieval.store_helpers import small_store
 
 GLOBEX = {"field": "meta.tenant", "operator": "==", "value": "globex"}
@@ -68,15 +68,17 @@ class TestFastEmbeddingRetriever:
         ] == expected
 
     def test_to_dict_and_from_dict(self, tmp_path, monkeypatch):
-        monkeypatch.setenv("HAYSTACK_DESERIALIZATION_ALLOWLIST", "retrieval")  # as loads_pipeline does
+        monkeypatch.setenv(
+            "HAYSTACK_DESERIALIZATION_ALLOWLIST", "haygraph.retrieval"
+        )  # as loads_pipeline does
         store = small_store()
         store.save(tmp_path)
         data = FastEmbeddingRetriever(store, top_k=2, filters=GLOBEX, scale_score=True).to_dict()
         assert data == {
-            "type": "retrieval.dense_retriever.FastEmbeddingRetriever",
+            "type": "haygraph.retrieval.dense_retriever.FastEmbeddingRetriever",
             "init_parameters": {
                 "document_store": {
-                    "type": "retrieval.store.EmbeddedDocumentStore",
+                    "type": "haygraph.retrieval.store.EmbeddedDocumentStore",
                     "init_parameters": {"path": str(tmp_path)},
                 },
                 "top_k": 2,

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from haystack import Document
 
-import retrieval.embedding_cache as cache_module
-from retrieval.embedding_cache import CachedDocumentEmbedder, EmbeddingCache, default_cache_dir
+import haygraph.retrieval.embedding_cache as cache_module
+from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder, EmbeddingCache, default_cache_dir
 
 
 class FakeSTEmbedder:
@@ -94,7 +94,7 @@ class TestCachedDocumentEmbedder:
         embedder = CachedDocumentEmbedder(model="m", batch_size=8, cache_dir="/c", use_cache=False)
         data = embedder.to_dict()
         assert data == {
-            "type": "retrieval.embedding_cache.CachedDocumentEmbedder",
+            "type": "haygraph.retrieval.embedding_cache.CachedDocumentEmbedder",
             "init_parameters": {
                 "model": "m",
                 "batch_size": 8,

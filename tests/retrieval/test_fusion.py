@@ -3,7 +3,7 @@ import copy
 import pytest
 from haystack import Document
 
-from retrieval.fusion import FusionMethod, HybridFusion, minmax_scores, rrf_scores
+from haygraph.retrieval.fusion import FusionMethod, HybridFusion, minmax_scores, rrf_scores
 
 
 def _doc(doc_id, score, **meta):
@@ -111,7 +111,7 @@ class TestHybridFusion:
         fusion = HybridFusion(method="minmax", weights=(0.7, 0.3), rrf_k=10, top_k=8)
         data = fusion.to_dict()
         assert data == {
-            "type": "retrieval.fusion.HybridFusion",
+            "type": "haygraph.retrieval.fusion.HybridFusion",
             "init_parameters": {"method": "minmax", "weights": [0.7, 0.3], "rrf_k": 10, "top_k": 8},
         }
         loaded = HybridFusion.from_dict(data)

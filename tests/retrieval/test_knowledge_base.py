@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.config import QueryConfig, RetrievalConfig
-from retrieval.errors import (
+from haygraph.retrieval.config import QueryConfig, RetrievalConfig
+from haygraph.retrieval.errors import (
     CorruptStoreError,
     EmptyCorpusError,
     EmptyDocumentError,
@@ -15,7 +15,7 @@ from retrieval.errors import (
     StoreNotFoundError,
     UnsupportedFileError,
 )
-from retrieval.knowledge_base import KnowledgeBase
+from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 pytestmark = pytest.mark.integration
 

@@ -1,10 +1,15 @@
 import pytest
 from haystack import Document
 
-from retrieval.config import QueryConfig, RetrievalConfig
-from retrieval.errors import ModelUnavailableError
-from retrieval.pipelines import build_indexing_pipeline, build_query_pipeline, dumps_pipeline, loads_pipeline
-from retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.config import QueryConfig, RetrievalConfig
+from haygraph.retrieval.errors import ModelUnavailableError
+from haygraph.retrieval.pipelines import (
+    build_indexing_pipeline,
+    build_query_pipeline,
+    dumps_pipeline,
+    loads_pipeline,
+)
+from haygraph.retrieval.store import EmbeddedDocumentStore
 from tests.retrieval.store_helpers import small_store
 from tests.retrieval.test_embedding_cache import FakeSTEmbedder
 
@@ -32,7 +37,7 @@ class TestQueryPipeline:
         store.save(tmp_path)
         pipe, _ = build_query_pipeline(RetrievalConfig(), store, QueryConfig(mode="bm25"))
         text = dumps_pipeline(pipe)
-        assert "retrieval.bm25_retriever.FastBM25Retriever" in text and "ScoreCliffCutter" in text
+        assert "haygraph.retrieval.bm25_retriever.FastBM25Retriever" in text and "ScoreCliffCutter" in text
         loaded = loads_pipeline(text)
         assert dumps_pipeline(loaded) == text
         data = {"bm25": {"query": "leave travel"}}
@@ -128,7 +133,7 @@ class TestIndexingPipeline:
 class TestQueryPipelineWithModel:
     @pytest.fixture(scope="class")
     def kb(self, tmp_path_factory):
-        from retrieval.knowledge_base import KnowledgeBase
+        from haygraph.retrieval.knowledge_base import KnowledgeBase
 
         root = tmp_path_factory.mktemp("pipe")
         cfg = RetrievalConfig(embedder={"cache_dir": str(root / "cache")}, splitter={"enabled": False})

@@ -4,8 +4,8 @@ import math
 import pytest
 from haystack import Document
 
-from retrieval.errors import ScoreScaleError
-from retrieval.score_cliff import ScoreCliffCutter, cliff_cut, validate_scores
+from haygraph.retrieval.errors import ScoreScaleError
+from haygraph.retrieval.score_cliff import ScoreCliffCutter, cliff_cut, validate_scores
 
 
 class TestCliffCut:
@@ -103,7 +103,7 @@ class TestScoreCliffCutter:
 
     def test_to_dict_exact(self):
         assert ScoreCliffCutter(drop_ratio=0.3, max_keep=4, min_keep=2).to_dict() == {
-            "type": "retrieval.score_cliff.ScoreCliffCutter",
+            "type": "haygraph.retrieval.score_cliff.ScoreCliffCutter",
             "init_parameters": {"drop_ratio": 0.3, "max_keep": 4, "min_keep": 2},
         }
 

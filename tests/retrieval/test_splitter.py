@@ -3,8 +3,8 @@ import copy
 import pytest
 from haystack import Document
 
-from retrieval.sentences import detect_language, sentence_spans, split_sentences
-from retrieval.splitter import StructuredSplitter
+from haygraph.retrieval.sentences import detect_language, sentence_spans, split_sentences
+from haygraph.retrieval.splitter import StructuredSplitter
 
 
 class TestSplitSentences:
@@ -269,7 +269,7 @@ class TestStructuredSplitter:
 
     def test_to_dict(self):
         assert StructuredSplitter(min_chars=100, max_chars=500).to_dict() == {
-            "type": "retrieval.splitter.StructuredSplitter",
+            "type": "haygraph.retrieval.splitter.StructuredSplitter",
             "init_parameters": {"min_chars": 100, "max_chars": 500},
         }
 

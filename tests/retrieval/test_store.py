@@ -6,11 +6,11 @@ import pytest
 from haystack import Document
 from haystack.document_stores.types import DuplicatePolicy
 
-import retrieval.store as store_module
-from retrieval.bm25_index import BM25Index
-from retrieval.errors import CorruptStoreError, StoreError, StoreNotFoundError
-from retrieval.store import EmbeddedDocumentStore
-from retrieval.tokenize import BM25Tokenizer
+import haygraph.retrieval.store as store_module
+from haygraph.retrieval.bm25_index import BM25Index
+from haygraph.retrieval.errors import CorruptStoreError, StoreError, StoreNotFoundError
+from haygraph.retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.tokenize import BM25Tokenizer
 from tests.retrieval.store_helpers import small_docs, small_store
 
 ACME = {"field": "meta.tenant", "operator": "==", "value": "acme"}
@@ -213,7 +213,7 @@ class TestEmbeddedDocumentStore:
         store.save(tmp_path)
         data = store.to_dict()
         assert data == {
-            "type": "retrieval.store.EmbeddedDocumentStore",
+            "type": "haygraph.retrieval.store.EmbeddedDocumentStore",
             "init_parameters": {"path": str(tmp_path)},
         }
         loaded = EmbeddedDocumentStore.from_dict(data)

@@ -1,6 +1,6 @@
 import pytest
 
-from retrieval.tokenize import BM25Tokenizer, has_cjk
+from haygraph.retrieval.tokenize import BM25Tokenizer, has_cjk
 
 
 class TestBM25Tokenizer:
