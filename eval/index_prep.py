@@ -24,7 +24,7 @@ from haygraph.retrieval.bm25_index import BM25Index
 from haygraph.retrieval.chunk_ids import content_hash
 from haygraph.retrieval.config import RetrievalConfig
 from haygraph.retrieval.converters import read_beir_corpus
-from haygraph.retrieval.errors import StoreError
+from haygraph.retrieval.errors import ConfigError, IndexSettingsMismatchError, StoreError
 from haygraph.retrieval.knowledge_base import KnowledgeBase, run_pipeline
 from haygraph.retrieval.pipelines import build_indexing_pipeline
 
@@ -151,7 +151,9 @@ def _reusable(
     """(reason it cannot be reused, None) or ("", the opened knowledge base)."""
     try:
         kb = KnowledgeBase.open(store_dir, config)
-    except StoreError as exc:
+    except IndexSettingsMismatchError as exc:
+        return f"its indexing settings differ ({exc})", None
+    except (StoreError, ConfigError) as exc:
         return f"cannot open it ({exc})", None
     saved = kb.store.meta.get("config") or {}
     wanted = config.model_dump(mode="json")

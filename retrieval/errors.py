@@ -9,6 +9,10 @@ class ConfigError(RetrievalError):
     """A retrieval configuration is invalid (unknown key, bad value, inconsistent settings)."""
 
 
+class IndexSettingsMismatchError(ConfigError):
+    """A caller's config changes an indexing setting (splitter, embedder model, BM25) of a built store."""
+
+
 class InputError(RetrievalError):
     """Input documents or files cannot be used."""
 

@@ -22,6 +22,7 @@ from haygraph.retrieval.executor import run_direct
 from haygraph.retrieval.pipelines import QueryPipelineInfo, build_indexing_pipeline, build_query_pipeline
 from haygraph.retrieval.relevance import relevance_features, relevance_probability
 from haygraph.retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.store_config import merge_store_config
 
 logger = logging.getLogger(__name__)
 
@@ -200,10 +201,21 @@ class KnowledgeBase:
 
     @classmethod
     def open(cls, store_dir: str | Path, config: RetrievalConfig | None = None) -> KnowledgeBase:
-        """Open a saved store; the indexing settings it was built with are reused unless `config` is given."""
+        """Open a saved store with the settings it was indexed with, including its default query settings.
+
+        The keys `config` sets explicitly override the store's query settings, retriever backends and
+        runtime knobs; indexing settings it sets must equal the store's (`IndexSettingsMismatchError`
+        names the key otherwise). See `haygraph.retrieval.store_config` for the precedence.
+
+        Raises:
+            StoreError: the store is missing or corrupt.
+            ConfigError: the persisted config is invalid (the message names the store file).
+            IndexSettingsMismatchError: `config` changes an indexing setting.
+
+        """
         store = EmbeddedDocumentStore.load(store_dir)
-        saved = {k: v for k, v in (store.meta.get("config") or {}).items() if k != "query"}
-        kb = cls(config or RetrievalConfig.from_dict(saved), store_dir)
+        where = str((store.version_dir or Path(store_dir)) / "manifest.json")
+        kb = cls(merge_store_config(store.meta.get("config"), config, where=where), store_dir)
         kb.store = store
         return kb
 
@@ -239,9 +251,8 @@ class KnowledgeBase:
         embedder = pipe.get_component("embedder")
         assert isinstance(embedder, CachedDocumentEmbedder)
         removed = self._remove_stale(chunks)
-        # Only what shaped the index is persisted; query settings are the caller's (current defaults or
-        # the config passed to `open`).
-        self.store.meta["config"] = self.config.model_dump(mode="json", exclude={"query"})
+        # The whole config is persisted: what shaped the index, and the store's default query settings.
+        self.store.meta["config"] = self.config.model_dump(mode="json")
         self._build_bm25()
         if save and self.store.path:
             self.store.save()

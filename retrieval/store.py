@@ -50,6 +50,8 @@ class EmbeddedDocumentStore:
         self._bm25: dict[str, BM25Index] = {}
         self._saved_bm25_dir: Path | None = None
         self.meta: dict[str, Any] = {}
+        self.version_dir: Path | None = None
+        """The version directory last saved or loaded (its manifest.json holds `meta`); None in memory."""
         self.revision = 0
         """Incremented on every change of the documents; lets derived copies detect staleness."""
 
@@ -212,6 +214,7 @@ class EmbeddedDocumentStore:
             if old.name != version:
                 shutil.rmtree(old, ignore_errors=True)
         self.path = str(target)
+        self.version_dir = target / version
         self._saved_bm25_dir = target / version / "bm25"
         return target
 
@@ -250,6 +253,7 @@ class EmbeddedDocumentStore:
         store._rows = list(matrix) if matrix is not None else [None] * len(docs)
         store._matrix = matrix
         store.meta = dict(manifest.get("meta") or {})
+        store.version_dir = version_dir
         store._saved_bm25_dir = version_dir / "bm25"
         return store
 
