@@ -37,14 +37,15 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(MAKE) typecheck-tree
-	cd build/typecheck && ../../$(VENV)/bin/mypy --config-file ../../pyproject.toml -p haygraph
+	cd build/typecheck && ../../$(VENV)/bin/mypy --config-file ../../pyproject.toml -p haygraph -p benchmarks
 
 # mypy cannot follow setuptools' editable import hook, so it checks a tree of symlinks that lays
-# the folders out as the installed `haygraph` namespace.
+# the folders out as the installed `haygraph` namespace (plus the uninstalled benchmark scripts).
 typecheck-tree:
 	@mkdir -p build/typecheck/haygraph
 	@ln -sfn ../../../haygraph/__init__.py build/typecheck/haygraph/__init__.py
 	@for d in retrieval control adapters eval; do ln -sfn ../../../$$d build/typecheck/haygraph/$$d; done
+	@ln -sfn ../../benchmarks build/typecheck/benchmarks
 
 # Rewrite constraints.txt from the current environment (after changing dependencies).
 constraints: install
@@ -58,7 +59,7 @@ wheel: install
 	$(PY) -m build --no-isolation --outdir dist .
 
 bench: install
-	$(PY) -m haygraph.eval.bench_retrieval
+	$(PY) -m benchmarks.bench_retrieval
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

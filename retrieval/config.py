@@ -135,7 +135,7 @@ class CutConfig(_Section):
 class RelevanceConfig(_Section):
     """Calibrated absolute relevance (see `haygraph.retrieval.relevance`).
 
-    Defaults fitted by `python -m haygraph.eval.calibrate_relevance` on the `tune` half of the labelled
+    Defaults fitted by `python -m benchmarks.calibrate_relevance` on the `tune` half of the labelled
     handbook
     cases (28 answerable/unanswerable questions); held-out `test` half (26): accuracy 0.885 at threshold
     0.5 (English 0.92, Chinese 0.85) against 0.58 for "best dense cosine >= 0.5". Refit for your corpus.

@@ -15,7 +15,7 @@ among its letters, the logit blends the two models:
     logit = (1 - cjk) * (w_cos * cosine + w_cov_en * coverage + b_en) + cjk * (w_cov_zh * coverage + b_zh)
 
 The default weights were fitted on the `tune` half of the labelled handbook cases (answerable vs
-unanswerable) by `python -m haygraph.eval.calibrate_relevance`, which also reports accuracy on the held-out
+unanswerable) by `python -m benchmarks.calibrate_relevance`, which also reports accuracy on the held-out
 `test`
 half; 0.5 on this scale is the decision threshold.
 """

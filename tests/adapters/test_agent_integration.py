@@ -2,7 +2,7 @@
 
 Questions come from the labelled cases (`eval/cases/handbook_cases.jsonl`). The unanswerable ones are
 those the calibrated relevance refuses with a wide margin (best relevance about 0.2–0.3 against the
-0.5 threshold, measured with `python -m haygraph.eval.agent_eval`), not the borderline ones.
+0.5 threshold, measured with `python -m benchmarks.agent_eval`), not the borderline ones.
 """
 
 from __future__ import annotations

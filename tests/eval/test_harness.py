@@ -13,7 +13,6 @@ from haygraph.eval.harness import (
     mean_set_quality,
     metric_names,
     parse_ks,
-    percentile,
     run_dict,
     run_harness,
     set_quality,
@@ -72,17 +71,11 @@ class TestSetQuality:
 
 
 class TestLatency:
-    def test_percentile_interpolates_like_numpy(self):
+    def test_percentiles_interpolate_linearly(self):
         # positions (n-1)*q: p50 of 1..4 -> 1.5 -> 2.5; p95 -> 2.85 -> 3 + 0.85 = 3.85
-        assert percentile([4.0, 1.0, 3.0, 2.0], 50) == 2.5
-        assert percentile([1.0, 2.0, 3.0, 4.0], 95) == pytest.approx(3.85)
-        assert percentile([7.0], 95) == 7.0
-
-    def test_percentile_rejects_bad_input(self):
-        with pytest.raises(EvalError):
-            percentile([], 50)
-        with pytest.raises(EvalError):
-            percentile([1.0], 101)
+        summary = latency_summary([4.0, 1.0, 3.0, 2.0])
+        assert summary["p50"] == 2.5 and summary["p95"] == pytest.approx(3.85)
+        assert latency_summary([7.0]) == {"p50": 7.0, "p95": 7.0, "mean": 7.0}
 
     def test_summary(self):
         summary = latency_summary([10.0, 20.0, 30.0])

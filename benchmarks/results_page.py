@@ -1,6 +1,6 @@
-"""Generate ``eval/RESULTS.md``: the harness on every shared dataset beside the published references.
+"""Generate ``benchmarks/RESULTS.md``: the harness on every shared dataset beside the published references.
 
-Run ``python -m haygraph.eval.results_page`` (add ``--stores-root DIR`` to keep and reuse the indexes). For
+Run ``python -m benchmarks.results_page`` (add ``--stores-root DIR`` to keep and reuse the indexes). For
 SciFact the hybrid weights and the cut are first tuned on ``scifact/train`` and the tuned configs are
 then reported once on test. Reference numbers are parsed from the datasets' README files, not typed in.
 """
@@ -27,7 +27,7 @@ TUNED_ON = {"scifact": "train"}
 COLUMNS: tuple[str, ...] = ("nDCG@10", "HitRate@5", "MRR@10", "Recall@100", "MAP@100")
 _REFERENCE_COLUMNS = {"hit@5": "HitRate@5", "MRR@10": "MRR@10", "nDCG@10": "nDCG@10", "R@10": "Recall@10",
                       "R@100": "Recall@100", "MAP": "MAP"}  # fmt: skip
-COMMAND = "python -m haygraph.eval.results_page --stores-root /tmp/evalstores --json-dir /tmp/eval-results"
+COMMAND = "python -m benchmarks.results_page --stores-root /tmp/evalstores --json-dir /tmp/eval-results"
 
 
 def _cells(line: str) -> list[str]:
@@ -286,8 +286,8 @@ def _read(path: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point: write ``eval/RESULTS.md`` (and optionally the JSON results)."""
-    parser = argparse.ArgumentParser(prog="python -m haygraph.eval.results_page", description=__doc__)
+    """Command-line entry point: write ``benchmarks/RESULTS.md`` (and optionally the JSON results)."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.results_page", description=__doc__)
     parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated dataset names")
     parser.add_argument("--stores-root", help="keep/reuse one index per dataset under this folder")
     parser.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")), help="page to write")

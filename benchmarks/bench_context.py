@@ -1,6 +1,6 @@
 """Context-engineering benchmark: token budget per part per turn, persisted state size, schema saving.
 
-Run as ``python -m haygraph.eval.bench_context [--turns 200] [--window 8192] [--plot FILE.png] [--json
+Run as ``python -m benchmarks.bench_context [--turns 200] [--window 8192] [--plot FILE.png] [--json
 FILE]``.
 It indexes the bundled sample handbook (``retrieval/samples/handbook``, English and Chinese) into a
 temporary store (document embeddings are cached on disk, so only the first run pays for them), wires
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -32,20 +31,15 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+from benchmarks.fixtures import example_tools, handbook_store
 from haygraph.adapters.haystack_retriever import HaystackRetriever
-from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.control.budget import BudgetConfig
 from haygraph.control.context import Context
 from haygraph.control.graph import build_graph
 from haygraph.control.schema_cost import SchemaSaving, schema_saving
 from haygraph.control.threads import memory_checkpointer
 from haygraph.control.tokens import TokenCounter
-from haygraph.control.tools import ContractToolExecutor, ToolRegistry
-from haygraph.retrieval import sample_handbook_path
-from haygraph.retrieval.knowledge_base import KnowledgeBase
-
-HANDBOOK = sample_handbook_path()
+from haygraph.control.tools import ToolRegistry
 
 OPENING = [
     "hello",
@@ -183,18 +177,11 @@ def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:
 
 def run(turns: int, window: int, store_dir: Path, work_dir: Path) -> tuple[list[dict[str, Any]], Context]:
     """Index the handbook, build the offline agent and run the scripted conversation."""
-    if any(store_dir.iterdir()):
-        kb = KnowledgeBase.open(store_dir)
-    else:
-        kb = KnowledgeBase(store_dir=store_dir)
-        started = time.perf_counter()
-        kb.index([HANDBOOK])
-        print(f"indexed the sample handbook in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    retriever = HaystackRetriever(kb)
-    registry = build_example_registry(OrdersDatabase(work_dir / "orders.sqlite"), retriever=retriever)
+    retriever = HaystackRetriever(handbook_store(store_dir))
+    _registry, executor = example_tools(retriever, work_dir)
     ctx = Context(
         retriever=retriever,
-        tool_executor=ContractToolExecutor(registry, DEFAULT_ALLOW_LIST),
+        tool_executor=executor,
         budget=BudgetConfig(context_window=window),
     )
     checkpointer = memory_checkpointer()

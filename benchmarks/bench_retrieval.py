@@ -1,6 +1,6 @@
 """Retrieval latency benchmark: our hybrid pipeline (bm25s + numpy) against Haystack's stock retrievers.
 
-Run as ``python -m haygraph.eval.bench_retrieval [--chunks 20000] [--queries 200]``. It builds a store from
+Run as ``python -m benchmarks.bench_retrieval [--chunks 20000] [--queries 200]``. It builds a store from
 the
 real corpora in the shared BEIR datasets (``$HAYGRAPH_DATASETS`` or ``../shared/datasets`` beside the
 repository): whole documents first, then the project's splitter's chunks to fill up, embedded with
@@ -26,10 +26,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from haystack import Document, Pipeline
 from haystack.components.preprocessors import DocumentCleaner
 
-from haygraph.eval.harness import percentile
 from haygraph.eval.index_prep import datasets_root
 from haygraph.retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
 from haygraph.retrieval.config import RetrievalConfig
@@ -229,10 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     print(" Haystack's Pipeline.run adds per-input deep copies, the same fixed cost for both: see its rows)")
     print(f"{'configuration':44s} {'p50':>9s} {'p95':>9s}")
     for name, values in rows.items():
-        print(f"{name:44s} {percentile(values, 50):9.2f} {percentile(values, 95):9.2f}")
+        print(f"{name:44s} {np.percentile(values, 50):9.2f} {np.percentile(values, 95):9.2f}")
 
     def ratio(stock_name: str, ours_name: str) -> float:
-        return percentile(rows[stock_name], 50) / percentile(rows[ours_name], 50)
+        return float(np.percentile(rows[stock_name], 50) / np.percentile(rows[ours_name], 50))
 
     print("\nspeed-up, stock / ours at p50")
     pairs = [

@@ -1,8 +1,8 @@
-"""Tests for eval.results_page: reference parsing, hybrid-vs-bm25 verdicts, section rendering."""
+"""Tests for benchmarks.results_page: reference parsing, hybrid-vs-bm25 verdicts, section rendering."""
 
 from __future__ import annotations
 
-from haygraph.eval.results_page import (
+from benchmarks.results_page import (
     acceptance,
     best_hybrid,
     build_page,
@@ -92,5 +92,5 @@ class TestBuildPage:
         page, results = build_page(["med"], saved=saved)
         assert results == saved
         assert "## med (test, 3 queries, 10 documents)" in page
-        assert "python -m haygraph.eval.results_page" in page
+        assert "python -m benchmarks.results_page" in page
         assert "Not generated in this run: scifact, cmrc2018, cranfield, cisi, cacm" in page

@@ -1,6 +1,6 @@
 """Agent latency benchmark: one `ask` per route on the real handbook, and the graph's own overhead.
 
-Run as ``python -m haygraph.eval.bench_graph [--store DIR] [--turns 200] [--rounds 2] [--json FILE]``.
+Run as ``python -m benchmarks.bench_graph [--store DIR] [--turns 200] [--rounds 2] [--json FILE]``.
 Without ``--store`` the bundled handbook is indexed into a temporary store (embeddings come from the
 on-disk cache after the first run). Everything runs in offline mode (no chat model). Process start,
 imports and model loading are excluded: every configuration is warmed up before it is timed, and
@@ -34,19 +34,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+import numpy as np
+
+from benchmarks.fixtures import example_tools, handbook_store, load_cases
+from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST
 from haygraph.adapters.haystack_retriever import HaystackRetriever
-from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.control.api import run_turn
 from haygraph.control.context import Context
 from haygraph.control.evidence import Evidence, Retriever
 from haygraph.control.graph import build_graph
 from haygraph.control.threads import memory_checkpointer
 from haygraph.control.tool_types import ToolCall, ToolExecutor, ToolResult
-from haygraph.control.tools import ContractToolExecutor
-from haygraph.eval.calibrate_relevance import CASES, HANDBOOK
-from haygraph.eval.harness import percentile
-from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 TARGET_P50_MS = 5.0
 ROUTES = ("answer", "retrieve", "tool", "clarify")
@@ -55,7 +53,7 @@ GREETINGS = ("Hi there!", "Hello!", "thanks so much", "你好", "谢谢！", "�
 
 def questions_by_route(per_route: int = 8) -> dict[str, list[str]]:
     """Questions for each route: greetings, then labelled handbook cases (answerable, order, clarify)."""
-    cases = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    cases = load_cases()
     kind_of = {"retrieve": "answerable", "tool": "order", "clarify": "clarify"}
     out: dict[str, list[str]] = {"answer": list(GREETINGS)}
     for route, kind in kind_of.items():
@@ -159,8 +157,8 @@ def _table(title: str, timings: dict[str, dict[str, list[float]]]) -> list[dict[
                 "route": route,
                 "checkpointer": variant,
                 "n": len(values),
-                "p50_ms": percentile(values, 50),
-                "p95_ms": percentile(values, 95),
+                "p50_ms": float(np.percentile(values, 50)),
+                "p95_ms": float(np.percentile(values, 95)),
             }
             rows.append(row)
             print(f"{route:10s} {variant:14s} {row['n']:5d} {row['p50_ms']:10.2f} {row['p95_ms']:10.2f}")
@@ -184,13 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="haygraph-bench-graph-") as tmp:
         store = Path(args.store) if args.store else Path(tmp) / "store"
-        if not (store / "CURRENT").is_file():
-            print(f"indexing {HANDBOOK} into {store} ...")
-            KnowledgeBase(store_dir=store).index([HANDBOOK])
-        retriever = HaystackRetriever(KnowledgeBase.open(store))
+        retriever = HaystackRetriever(handbook_store(store))
         retriever.warm_up()
-        registry = build_example_registry(OrdersDatabase(Path(tmp) / "orders.sqlite"), retriever)
-        executor = ContractToolExecutor(registry, list(DEFAULT_ALLOW_LIST))
+        registry, executor = example_tools(retriever, tmp)
         questions = questions_by_route()
         labelled = [(route, q) for route in ROUTES for q in questions[route]]
 
@@ -240,10 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\ntarget: graph overhead p50 <= {TARGET_P50_MS:.0f} ms per turn")
         verdicts = {}
         for variant, values in all_turns.items():
-            p50 = percentile(values, 50)
+            p50 = float(np.percentile(values, 50))
             worst = max((r for r in rows2 if r["checkpointer"] == variant), key=lambda r: r["p50_ms"])
             verdicts[variant] = p50 <= TARGET_P50_MS
-            p95 = percentile(values, 95)
+            p95 = float(np.percentile(values, 95))
             print(
                 f"  checkpointer {variant:10s}: all routes p50 {p50:.2f} ms, p95 {p95:.2f} ms "
                 f"-> {'meets' if verdicts[variant] else 'MISSES'} the target; slowest route "

@@ -1,6 +1,6 @@
 """Fit the absolute-relevance model on labelled answerable/unanswerable handbook questions.
 
-Run: `python -m haygraph.eval.calibrate_relevance [--store DIR]`. It indexes the bundled handbook
+Run: `python -m benchmarks.calibrate_relevance [--store DIR]`. It indexes the bundled handbook
 (embeddings are
 cached), retrieves the top 5 chunks for every answerable and unanswerable case, fits the logistic model
 of `haygraph.retrieval.relevance` on the `tune` half — the case-level probability is the best chunk's, as the
@@ -18,14 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from haygraph.retrieval import sample_handbook_path
-from haygraph.retrieval.config import RelevanceConfig, RetrievalConfig
+from benchmarks.fixtures import CASES, handbook_store
+from haygraph.retrieval.config import RelevanceConfig
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 from haygraph.retrieval.relevance import relevance_features
 
 WEIGHT_NAMES = ("en_cosine_weight", "en_coverage_weight", "en_bias", "zh_coverage_weight", "zh_bias")
-CASES = Path(__file__).resolve().parent / "cases" / "handbook_cases.jsonl"
-HANDBOOK = sample_handbook_path()
 
 
 def load_cases(path: Path = CASES) -> list[dict[str, object]]:
@@ -81,12 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", help="handbook store directory (default: a temporary one)")
     args = parser.parse_args(argv)
-    store = args.store or tempfile.mkdtemp(prefix="haygraph-calib-")
-    if (Path(store) / "CURRENT").is_file():
-        kb = KnowledgeBase.open(store)
-    else:
-        kb = KnowledgeBase(RetrievalConfig(), store_dir=store)
-        kb.index([HANDBOOK])
+    kb = handbook_store(args.store or tempfile.mkdtemp(prefix="haygraph-calib-"))
     cases = load_cases()
     features = [case_features(kb, str(c["question"])) for c in cases]
     bags = [f[0] for f in features]

@@ -1,6 +1,6 @@
 """Agent-level evaluation on the labelled handbook cases (SPEC §7): routing, evidence validity, refusals.
 
-Run: `python -m haygraph.eval.agent_eval [--store DIR] [--split all|tune|test] [--json FILE]`. Each case is
+Run: `python -m benchmarks.agent_eval [--store DIR] [--split all|tune|test] [--json FILE]`. Each case is
 asked
 on its own thread in offline mode. Reported:
 
@@ -23,8 +23,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from haygraph.eval.calibrate_relevance import CASES, HANDBOOK
-from haygraph.eval.harness import percentile
+import numpy as np
+
+from benchmarks.fixtures import example_agent, load_cases
 
 
 def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, bool]:
@@ -48,15 +49,9 @@ def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, bool]:
 
 def run(store: str, split: str = "all") -> dict[str, Any]:
     """Ask every selected case and aggregate the checks."""
-    from haygraph.adapters.agent import build_agent
-    from haygraph.retrieval.knowledge_base import KnowledgeBase
-
-    if not (Path(store) / "CURRENT").is_file():
-        KnowledgeBase(store_dir=store).index([HANDBOOK])
-    agent = build_agent(store)
+    agent = example_agent(store)
     agent.ask("warm up", thread_id="warm-up")
-    cases = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
-    cases = [c for c in cases if split == "all" or c["split"] == split]
+    cases = [c for c in load_cases() if split == "all" or c["split"] == split]
     totals: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     latency: dict[str, list[float]] = defaultdict(list)
     failures = []
@@ -83,7 +78,7 @@ def run(store: str, split: str = "all") -> dict[str, Any]:
             kind: {name: sum(v) / len(v) for name, v in checks.items()} for kind, checks in totals.items()
         },
         "latency_ms": {
-            route: {"n": len(v), "p50": statistics.median(v), "p95": percentile(v, 95)}
+            route: {"n": len(v), "p50": statistics.median(v), "p95": float(np.percentile(v, 95))}
             for route, v in latency.items()
         },
         "failures": failures,
