@@ -1,4 +1,11 @@
-"""Load a BEIR-format retrieval dataset (corpus, queries, graded qrels) with strict validation.
+r"""Load a BEIR-format retrieval dataset (corpus, queries, graded qrels) with strict validation.
+
+The corpus is read by the one BEIR corpus reader, `haygraph.retrieval.converters.read_beir_corpus`,
+the same one `KnowledgeBase.index_beir` indexes with: each document is a Haystack ``Document`` whose
+content is ``title + "\n\n" + text`` (the title left out when empty) and whose ``meta["source_id"]``
+is the corpus id. Records with neither title nor text are kept with an empty content: indexing skips
+them, but qrels may judge them (cranfield does), and a judged document that cannot be retrieved must
+still count against recall.
 
 Layout (BEIR, Thakur et al. 2021)::
 
@@ -29,23 +36,20 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from haystack import Document
+
 from haygraph.eval.errors import DatasetError
+from haygraph.retrieval.converters import read_beir_corpus
+from haygraph.retrieval.errors import InputError
 
 logger = logging.getLogger(__name__)
 
 _MAX_SHOWN_IDS = 5
-
-
-@dataclass(frozen=True)
-class CorpusDoc:
-    """One corpus document: its title (may be empty) and its body text (may be empty)."""
-
-    title: str
-    text: str
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,7 @@ class BeirDataset:
     Attributes:
         name: the dataset folder's name (``scifact``).
         split: the qrels split that was loaded (``test``, ``train``, ...).
-        corpus: document id -> `CorpusDoc`, every document of ``corpus.jsonl``.
+        corpus: document id -> ``Document`` as `read_beir_corpus` reads it (title and text joined).
         queries: query id -> query text, only queries with at least one relevant judgment.
         qrels: query id -> {document id -> grade}, only grades > 0.
 
@@ -63,7 +67,7 @@ class BeirDataset:
 
     name: str
     split: str
-    corpus: dict[str, CorpusDoc]
+    corpus: dict[str, Document]
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
 
@@ -71,15 +75,6 @@ class BeirDataset:
     def num_judgments(self) -> int:
         """Number of (query, document) pairs with grade > 0."""
         return sum(len(docs) for docs in self.qrels.values())
-
-
-def corpus_texts(dataset: BeirDataset) -> dict[str, str]:
-    """Return document id -> title and text joined by a newline (each stripped, empty parts left out)."""
-    texts: dict[str, str] = {}
-    for doc_id, doc in dataset.corpus.items():
-        parts = [part for part in (doc.title.strip(), doc.text.strip()) if part]
-        texts[doc_id] = "\n".join(parts)
-    return texts
 
 
 def load_beir(folder: str | Path, split: str = "test", *, strict: bool = True) -> BeirDataset:
@@ -206,17 +201,16 @@ def _string_field(record: dict[str, object], key: str, path: Path, number: int, 
     return value
 
 
-def _read_corpus(path: Path) -> dict[str, CorpusDoc]:
-    """Parse ``corpus.jsonl``; ``title`` and ``text`` may be absent or null (read as "")."""
-    corpus: dict[str, CorpusDoc] = {}
-    for number, record in _json_records(path):
-        doc_id = _record_id(record, path, number)
-        if doc_id in corpus:
-            raise DatasetError(f"duplicate document id {doc_id!r}", path, number)
-        title = _string_field(record, "title", path, number, required=False)
-        text = _string_field(record, "text", path, number, required=False)
-        corpus[doc_id] = CorpusDoc(title=title, text=text)
-    return corpus
+def _read_corpus(path: Path) -> dict[str, Document]:
+    """Read ``corpus.jsonl`` with `read_beir_corpus`; its errors become `DatasetError` (file, line kept)."""
+    try:
+        documents = read_beir_corpus(path, keep_empty=True)
+    except InputError as exc:
+        where = re.match(rf"{re.escape(str(path))}:(\d+): (.*)", str(exc), re.S)
+        if where:
+            raise DatasetError(where.group(2), path, int(where.group(1))) from exc
+        raise DatasetError(str(exc).removeprefix(f"{path}: "), path) from exc
+    return {str(doc.meta["source_id"]): doc for doc in documents}
 
 
 def _read_queries(path: Path) -> dict[str, str]:
@@ -273,7 +267,7 @@ def _is_int(text: str) -> bool:
 def _check_ids(
     qrels: dict[str, dict[str, int]],
     queries: dict[str, str],
-    corpus: dict[str, CorpusDoc],
+    corpus: dict[str, Document],
     path: Path,
     *,
     strict: bool,

@@ -338,49 +338,57 @@ class MultiFormatConverter:
         return text
 
 
-def read_beir_corpus(path: str | Path, limit: int | None = None) -> list[Document]:
+def read_beir_corpus(
+    path: str | Path, limit: int | None = None, *, keep_empty: bool = False
+) -> list[Document]:
     r"""Read a BEIR ``corpus.jsonl`` (one ``{"_id", "title", "text"}`` object per line) into Documents.
 
-    Content is ``title + "\n\n" + text`` (title omitted when empty); meta is ``{"source_id": _id,
-    "source": _id, "title": title}``. Blank lines are ignored; a record whose title and text are both
-    empty is skipped with a warning.
+    This is the one BEIR corpus reader (indexing and evaluation both use it). Content is
+    ``title + "\n\n" + text`` (each stripped; the title omitted when empty), the text every retrieval
+    figure in this project was measured on; meta is ``{"source_id": _id, "source": _id, "title": title}``.
+    Blank lines and a leading byte-order mark are ignored; a record whose title and text are both empty
+    is skipped with a warning (kept with content ``""`` when `keep_empty`: evaluation still needs its id,
+    which qrels may judge); a repeated ``_id`` is an error.
 
     :param path: The corpus file.
     :param limit: Read at most this many documents (must be > 0).
+    :param keep_empty: Return records without title and text too (content ``""``) instead of skipping them.
     :raises UnreadableFileError: The file is missing or not UTF-8.
-    :raises InputError: A line is not a JSON object with a string ``_id`` and string ``title``/``text``.
+    :raises InputError: A line is not a JSON object with a string ``_id`` and string ``title``/``text``,
+        or repeats an ``_id``; the message starts with ``path:line:``.
     :raises EmptyCorpusError: The corpus holds no document.
     """
     if limit is not None and limit <= 0:
         raise ValueError(f"limit must be > 0 or None, but got {limit}")
     path = Path(path)
     documents: list[Document] = []
+    seen: set[str] = set()
     empty = 0
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8-sig") as handle:
             for lineno, line in enumerate(handle, start=1):
                 if limit is not None and len(documents) >= limit:
                     break
                 if not line.strip():
                     continue
-                doc = _beir_document(line, path, lineno)
-                if doc is None:
+                doc = _beir_document(line, path, lineno, seen)
+                if not doc.content:
                     empty += 1
-                else:
+                if doc.content or keep_empty:
                     documents.append(doc)
     except UnicodeDecodeError as exc:
         raise UnreadableFileError(f"{path}: corpus is not valid UTF-8: {exc.reason}") from exc
     except OSError as exc:
         raise UnreadableFileError(f"{path}: cannot read corpus: {exc}") from exc
-    if empty:
+    if empty and not keep_empty:
         logger.warning("%s: skipped %d record(s) with neither title nor text", path, empty)
-    if not documents:
+    if not any(d.content for d in documents):
         raise EmptyCorpusError(f"{path}: corpus holds no documents")
     return documents
 
 
-def _beir_document(line: str, path: Path, lineno: int) -> Document | None:
-    """Parse one corpus line; None for a record with neither title nor text."""
+def _beir_document(line: str, path: Path, lineno: int, seen: set[str]) -> Document:
+    """Parse one corpus line (content "" when it has neither title nor text). `seen`: ids read so far."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -392,8 +400,9 @@ def _beir_document(line: str, path: Path, lineno: int) -> Document | None:
         doc_id = str(doc_id)
     if not isinstance(doc_id, str) or not doc_id or not isinstance(title, str) or not isinstance(text, str):
         raise InputError(f"{path}:{lineno}: '_id', 'title' and 'text' must be strings (and '_id' non-empty)")
+    if doc_id in seen:
+        raise InputError(f"{path}:{lineno}: duplicate document id {doc_id!r}")
+    seen.add(doc_id)
     title, text = title.strip(), text.strip()
-    if not title and not text:
-        return None
     content = f"{title}\n\n{text}" if title and text else title or text
     return Document(content=content, meta={"source_id": doc_id, "source": doc_id, "title": title})

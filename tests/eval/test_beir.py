@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from haygraph.eval.beir import BeirDataset, CorpusDoc, corpus_texts, load_beir
+from haygraph.eval.beir import BeirDataset, load_beir
 from haygraph.eval.errors import DatasetError, EvalError
 from haygraph.eval.index_prep import datasets_root
+from haygraph.retrieval.converters import read_beir_corpus
 
 DATASETS = datasets_root()
 
@@ -109,7 +110,8 @@ class TestLoadBeirRules:
         assert dataset.name == "toy"
         assert dataset.qrels == {"q1": {"d1": 2}, "q2": {"d2": 1}}  # q1/d2 grade 0 dropped
         assert dataset.queries == {"q1": "what purrs", "q2": "what barks"}  # q3 had no judgment
-        assert dataset.corpus["d1"] == CorpusDoc(title="Cats", text="Cats purr.")
+        assert dataset.corpus["d1"].content == "Cats\n\nCats purr."
+        assert dataset.corpus["d1"].meta == {"source_id": "d1", "source": "d1", "title": "Cats"}
 
     def test_query_whose_only_judgments_are_zero_is_dropped(self, tmp_path):
         folder = _write_dataset(
@@ -130,7 +132,8 @@ class TestLoadBeirRules:
             qrels=["query-id\tcorpus-id\tscore", "1\t7\t1"],
         )
         dataset = load_beir(folder)
-        assert dataset.corpus == {"7": CorpusDoc(title="", text="seven")} and dataset.qrels == {"1": {"7": 1}}
+        assert [(i, d.content) for i, d in dataset.corpus.items()] == [("7", "seven")]
+        assert dataset.qrels == {"1": {"7": 1}}
 
     def test_byte_order_mark_and_crlf_tolerated(self, tmp_path):
         folder = _write_dataset(tmp_path / "t")
@@ -139,9 +142,13 @@ class TestLoadBeirRules:
         )
         assert load_beir(folder).qrels == {"q1": {"d1": 1}}
 
-    def test_corpus_texts_joins_title_and_text(self, tmp_path):
-        texts = corpus_texts(load_beir(_write_dataset(tmp_path / "t")))
-        assert texts == {"d1": "Cats\nCats purr.", "d2": "Dogs bark.", "d3": "Only a title"}
+    def test_corpus_is_read_as_the_index_reads_it(self, tmp_path):
+        # one reader for indexing and evaluation: title and text joined by a blank line
+        folder = _write_dataset(tmp_path / "t")
+        texts = {i: d.content for i, d in load_beir(folder).corpus.items()}
+        assert texts == {"d1": "Cats\n\nCats purr.", "d2": "Dogs bark.", "d3": "Only a title"}
+        indexed = {d.meta["source_id"]: d.content for d in read_beir_corpus(folder / "corpus.jsonl")}
+        assert indexed == texts
 
     def test_split_subfolder_layout(self, tmp_path):
         folder = _write_dataset(tmp_path / "t")
@@ -160,8 +167,14 @@ class TestLoadBeirErrors:
             load_beir(folder)
         assert info.value.line == 3  # the blank line still counts
         assert info.value.path == folder / "corpus.jsonl"
-        assert str(info.value).startswith(f"{folder / 'corpus.jsonl'}:3: invalid JSON")
+        assert str(info.value).startswith(f"{folder / 'corpus.jsonl'}:3: malformed JSON")
         assert isinstance(info.value, EvalError)
+
+    def test_duplicate_document_names_line(self, tmp_path):
+        corpus = [json.dumps({"_id": "d1", "text": "a"}), json.dumps({"_id": "d1", "text": "b"})]
+        with pytest.raises(DatasetError, match="duplicate document id 'd1'") as info:
+            load_beir(_write_dataset(tmp_path / "t", corpus=corpus, qrels=["q1\td1\t1"]))
+        assert (info.value.path.name, info.value.line) == ("corpus.jsonl", 2)
 
     @pytest.mark.parametrize(
         ("line", "message"),

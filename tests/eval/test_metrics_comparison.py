@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from haygraph.eval.beir import BeirDataset, corpus_texts, load_beir
+from haygraph.eval.beir import BeirDataset, load_beir
 from haygraph.eval.index_prep import datasets_root
 from haygraph.eval.metrics import evaluate
 
@@ -48,7 +48,7 @@ def _load(name: str) -> BeirDataset:
 
 
 def _bm25_run(dataset: BeirDataset, top_k: int = 100) -> dict[str, dict[str, float]]:
-    texts = corpus_texts(dataset)
+    texts = {doc_id: doc.content or "" for doc_id, doc in dataset.corpus.items()}
     doc_ids = list(texts)
     corpus_tokens = bm25s.tokenize([texts[d] for d in doc_ids], stopwords="en", show_progress=False)
     retriever = bm25s.BM25(k1=0.9, b=0.4)

@@ -270,6 +270,16 @@ class TestReadBeirCorpus:
         with pytest.raises(InputError, match=r"corpus\.jsonl:3: malformed JSON"):
             read_beir_corpus(path)
 
+    def test_duplicate_id_reports_line(self, tmp_path: Path):
+        lines = [json.dumps({"_id": "d1", "text": "a"}), json.dumps({"_id": "d1", "text": "b"})]
+        with pytest.raises(InputError, match=r"corpus\.jsonl:2: duplicate document id 'd1'"):
+            read_beir_corpus(_write_jsonl(tmp_path / "corpus.jsonl", lines))
+
+    def test_byte_order_mark_ignored(self, tmp_path: Path):
+        path = tmp_path / "corpus.jsonl"
+        path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"_id": "d1", "text": "a"}).encode() + b"\n")
+        assert [d.meta["source_id"] for d in read_beir_corpus(path)] == ["d1"]
+
     def test_record_without_id(self, tmp_path: Path):
         path = _write_jsonl(tmp_path / "corpus.jsonl", [json.dumps({"text": "no id"})])
         with pytest.raises(InputError, match=r"corpus\.jsonl:1: .*'_id'"):
