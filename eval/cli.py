@@ -3,6 +3,9 @@
 ``register(subparsers)`` adds both; each handler takes the parsed namespace, writes its output to
 stdout and returns an exit code. Errors are raised as `EvalError` / `RetrievalError` for the
 caller's one-line error handling. Progress bars (tqdm) go to stderr.
+
+Registering imports nothing heavy (`haygraph.eval.names` only): the harness, Haystack and torch are
+imported when a command runs, so ``haygraph --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -13,11 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from haygraph.eval.configs import DEFAULT_CONFIGS, TUNED_NAME
 from haygraph.eval.errors import EvalError
-from haygraph.eval.harness import DEFAULT_KS, parse_ks, run_harness
-from haygraph.eval.report import plot_results, results_to_markdown
-from haygraph.eval.tuning import load_tuned, run_tuning
+from haygraph.eval.names import DEFAULT_CONFIGS, DEFAULT_KS, TUNED_NAME
 
 HEADLINE_METRICS: tuple[str, ...] = ("nDCG@10", "HitRate@5", "MRR@10", "Recall@100", "MAP@100")
 
@@ -42,7 +42,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--plot", help="write a PNG plot here")
     p.add_argument("--store", help="keep the index in this directory and reuse it on later runs")
     p.add_argument("--limit", type=int, help="evaluate only the first N queries (smoke runs)")
-    p.add_argument("--tuned", help="a `haygraph tune` JSON: adds hybrid-tuned and hybrid-tuned+cut")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="retrieval config (YAML/JSON) every configuration starts from (the splitter is always off)",
+    )
+    p.add_argument(
+        "--tuned", metavar="FILE", help="a `haygraph tune` JSON: adds hybrid-tuned and hybrid-tuned+cut"
+    )
     p.add_argument(
         "--reranker", help="cross-encoder for hybrid+rerank (name in the HF cache, or a local path)"
     )
@@ -58,6 +65,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--store", help="keep the index in this directory and reuse it on later runs")
     p.add_argument("--limit", type=int, help="tune on the first N queries only")
     p.add_argument("--depth", type=int, default=100, help="candidates per retriever (default: 100)")
+    p.add_argument(
+        "--config", metavar="FILE", help="retrieval config (YAML/JSON) to tune from (the splitter is off)"
+    )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=cmd_tune)
 
@@ -104,10 +114,39 @@ def _line(name: str, result: dict[str, Any]) -> str:
     return f"{name:<22} " + "  ".join(parts)
 
 
+def _retrieval_config(path: str | None) -> Any:
+    """The ``--config`` file as a `RetrievalConfig` (None without one); errors name the flag."""
+    if not path:
+        return None
+    from haygraph.retrieval.config import RetrievalConfig
+    from haygraph.retrieval.errors import ConfigError
+
+    try:
+        return RetrievalConfig.from_file(path)
+    except ConfigError as exc:
+        raise ConfigError(f"--config {path}: {exc}") from exc
+
+
+def _tuned(path: str | None) -> Any:
+    """The ``--tuned`` file as `TunedParams` (None without one); errors name the flag."""
+    if not path:
+        return None
+    from haygraph.eval.tuning import load_tuned
+
+    try:
+        return load_tuned(path)
+    except EvalError as exc:
+        raise EvalError(f"--tuned: {exc}") from exc
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Handle ``haygraph eval``: run the harness, print a summary, write the requested files."""
+    from haygraph.eval.harness import parse_ks, run_harness
+    from haygraph.eval.report import plot_results, results_to_markdown
+
     ks = parse_ks(args.k)
-    tuned = load_tuned(args.tuned) if args.tuned else None
+    config = _retrieval_config(args.config)
+    tuned = _tuned(args.tuned)
     results = run_harness(
         args.dataset,
         split=args.split,
@@ -117,8 +156,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         limit=args.limit,
         tuned=tuned,
         reranker_model=args.reranker,
+        retrieval_config=config,
         progress=not args.no_progress,
     )
+    results["settings"] = {"config": args.config, "tuned": args.tuned}
     index = results["index"]
     how = "reused" if index["reused"] else f"built in {index['seconds']:.1f} s"
     _out(
@@ -144,12 +185,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Handle ``haygraph tune``: grid-search on the train split and write the best parameters."""
+    from haygraph.eval.tuning import run_tuning
+
     result = run_tuning(
         args.dataset,
         split=args.split,
         depth=args.depth,
         store_dir=args.store,
         limit=args.limit,
+        retrieval_config=_retrieval_config(args.config),
         progress=not args.no_progress,
     )
     fusion, cut = result["fusion"], result["cut"]

@@ -26,20 +26,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from haygraph.eval.errors import EvalError
+from haygraph.eval.names import BASE_NAMES, CUT_SUFFIX, DEFAULT_CONFIGS, TUNED_NAME
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.errors import ModelUnavailableError
 from haygraph.retrieval.models import resolve_model
 
 logger = logging.getLogger(__name__)
 
-CUT_SUFFIX = "+cut"
 DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 """Cross-encoder tried for ``hybrid+rerank`` when no other model is given (only if cached offline)."""
 
-BASE_NAMES: tuple[str, ...] = ("bm25", "dense", "hybrid", "hybrid-minmax", "hybrid+rerank")
-TUNED_NAME = "hybrid-tuned"
-DEFAULT_CONFIGS: tuple[str, ...] = tuple(n for base in BASE_NAMES for n in (base, base + CUT_SUFFIX))
-"""Every base config and its ``+cut`` variant, in report order."""
+__all__ = [
+    "BASE_NAMES",
+    "CUT_SUFFIX",
+    "DEFAULT_CONFIGS",
+    "DEFAULT_RERANKER",
+    "TUNED_NAME",
+    "EvalConfig",
+    "TunedParams",
+    "build_configs",
+    "parse_config_names",
+]
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,21 @@ class TunedParams:
     max_keep: int
     dataset: str = ""
     split: str = ""
+
+    def query_overrides(self) -> dict[str, Any]:
+        """These parameters as `RetrievalConfig` overrides: hybrid mode, the tuned fusion and cut values.
+
+        What ``search/ask/chat/serve-mcp --tuned FILE`` lay over a store's query settings (whether the
+        cut is enabled stays the store's or the config's choice).
+        """
+        fusion = {
+            "method": self.method,
+            "weights": list(self.weights),
+            "rrf_k": self.rrf_k,
+            "candidates": self.candidates,
+        }
+        cut = {"drop_ratio": self.drop_ratio, "max_keep": self.max_keep}
+        return {"query": {"mode": "hybrid", "fusion": fusion, "cut": cut}}
 
 
 @dataclass(frozen=True)

@@ -33,13 +33,13 @@ from haygraph.eval.configs import EvalConfig, TunedParams, build_configs, parse_
 from haygraph.eval.errors import EvalError
 from haygraph.eval.index_prep import prepare_index, resolve_dataset, whole_document_config
 from haygraph.eval.metrics import evaluate
+from haygraph.eval.names import DEFAULT_KS
 from haygraph.retrieval.config import RetrievalConfig
 from haygraph.retrieval.errors import QueryError
 from haygraph.retrieval.knowledge_base import KnowledgeBase, validate_query
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 100)
 METRIC_FAMILIES: tuple[str, ...] = ("nDCG", "HitRate", "MRR", "Recall", "MAP")
 FIXED_TOP = 5
 """Size of the fixed top-k list the score-cliff cut is compared with."""
