@@ -1,7 +1,9 @@
 """The `haygraph` command line: index, search, ask, chat, eval, serve-mcp, demo.
 
-Every command prints one clear error line and exits non-zero on bad input; no stack traces unless
-`--debug` is given.
+Every command prints one clear error line and exits non-zero on bad input (argparse's own errors
+included); no stack traces unless `--debug` is given. `--debug` and `-v` are accepted before or after
+the sub-command. Building the parser imports no Haystack, torch or sentence-transformers: commands
+import what they need when they run, so `haygraph --help` and `haygraph CMD --help` answer at once.
 """
 
 from __future__ import annotations
@@ -15,6 +17,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from haygraph.adapters.cli_settings import (
+    add_settings_arguments,
+    describe_settings,
+    filters_from_pairs,
+    open_knowledge_base,
+    positive_int,
+    settings_layers,
+)
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -47,8 +58,12 @@ def _quiet_libraries() -> None:
 # -- index / search --------------------------------------------------------------------------------
 def _load_config(path: str | None) -> Any:
     from haygraph.retrieval.config import RetrievalConfig
+    from haygraph.retrieval.errors import ConfigError
 
-    return RetrievalConfig.from_file(path) if path else RetrievalConfig()
+    try:
+        return RetrievalConfig.from_file(path) if path else RetrievalConfig()
+    except ConfigError as exc:
+        raise ConfigError(f"--config {path}: {exc}") from exc
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -81,36 +96,14 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parse_filters(pairs: Sequence[str] | None) -> dict[str, Any] | None:
-    if not pairs:
-        return None
-    conditions = []
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--filter expects FIELD=VALUE, got {pair!r}")
-        field = key.strip() if key.startswith("meta.") else f"meta.{key.strip()}"
-        conditions.append({"field": field, "operator": "==", "value": value})
-    return conditions[0] if len(conditions) == 1 else {"operator": "AND", "conditions": conditions}
-
-
 def cmd_search(args: argparse.Namespace) -> int:
-    """Search a store and print ranked chunks."""
-    from haygraph.retrieval.knowledge_base import KnowledgeBase
-
-    kb = KnowledgeBase.open(args.store)
-    query_cfg = None
-    if args.mode or args.top_k:
-        updates: dict[str, Any] = {}
-        if args.mode:
-            updates["mode"] = args.mode
-        if args.top_k:
-            updates["top_k"] = args.top_k
-            updates["cut"] = {"max_keep": args.top_k}
-        query_cfg = kb.config.with_overrides(query=updates).query
-    result = kb.search(args.query, filters=_parse_filters(args.filter), config=query_cfg)
+    """Search a store with its settings (over them: --config, --tuned, --mode, --top-k); print the ranking."""
+    layers = settings_layers(args.config, args.tuned, mode=args.mode, top_k=args.top_k)
+    kb = open_knowledge_base(args.store, layers)
+    settings = describe_settings(kb, layers)
+    result = kb.search(args.query, filters=filters_from_pairs(args.filter))
     if args.json:
-        print(json.dumps(_search_json(result), ensure_ascii=False, indent=2))
+        print(json.dumps({**_search_json(result), "settings": settings}, ensure_ascii=False, indent=2))
         return 0
     for note in result.notes:
         print(f"note: {note}")
@@ -148,14 +141,32 @@ def _search_json(result: Any) -> dict[str, Any]:
 
 
 # -- parser ------------------------------------------------------------------------------------------
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr (exit code 2), like every other error."""
+
+    def error(self, message: str) -> Any:
+        """Print ``error: <message> (see <prog> --help)`` and exit with `EXIT_USAGE`."""
+        self.exit(EXIT_USAGE, f"error: {message} (see {self.prog} --help)\n")
+
+
+def _add_global_flags(parser: argparse.ArgumentParser, *, on_command: bool) -> None:
+    """-v and --debug; on a sub-command they default to SUPPRESS so they never reset the global value."""
+    default: Any = argparse.SUPPRESS if on_command else False
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", default=default, help="log progress details to stderr"
+    )
+    parser.add_argument(
+        "--debug", action="store_true", default=default, help="show full tracebacks on errors"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the `haygraph` command."""
-    parser = argparse.ArgumentParser(
+    """The argument parser of the `haygraph` command (imports no model or pipeline code)."""
+    parser = OneLineErrorParser(
         prog="haygraph",
         description="Agentic RAG over your documents: evidence-cited answers or an honest 'no'.",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
-    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    _add_global_flags(parser, on_command=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("index", help="index files/directories (.md .txt .html) or a BEIR corpus.jsonl")
@@ -168,10 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="print the ranked chunks for a query")
     p.add_argument("query")
     p.add_argument("--store", required=True)
-    p.add_argument("--top-k", type=int, help="at most this many results")
+    p.add_argument("--top-k", type=positive_int, help="at most this many results")
     p.add_argument("--mode", choices=["hybrid", "bm25", "dense"], help="override the retrieval mode")
-    p.add_argument("--filter", action="append", metavar="FIELD=VALUE", help="metadata filter, repeatable")
-    p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    add_settings_arguments(p, filters=True)
+    p.add_argument(
+        "--json", action="store_true", help="print a JSON object (results and the settings used) instead"
+    )
     p.set_defaults(func=cmd_search)
 
     from haygraph.adapters import cli_agent
@@ -179,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_agent.register(sub)
     eval_cli.register(sub)
+    for command in sub.choices.values():
+        _add_global_flags(command, on_command=True)
     return parser
 
 

@@ -1,4 +1,8 @@
-"""CLI commands that talk to the agent: `ask`, `chat`, `serve-mcp`, `demo`."""
+"""CLI commands that talk to the agent: `ask`, `chat`, `serve-mcp`, `demo`.
+
+`ask`, `chat` and `serve-mcp` run on the store's settings with `--config` / `--tuned` over them
+(`haygraph.adapters.cli_settings`); `--json` results carry the `settings` object that says which were used.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,17 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from haygraph.adapters.cli_settings import (
+    Layer,
+    add_settings_arguments,
+    describe_settings,
+    filters_from_pairs,
+    given_config,
+    naming_config_flag,
+    open_knowledge_base,
+    settings_layers,
+)
 
 
 def register(sub: Any) -> None:
@@ -19,8 +34,11 @@ def register(sub: Any) -> None:
         help="LangChain chat model as provider:name (needs the `langchain` extra); "
         "default: offline mode (rule-based routing, extractive answers)",
     )
-    p.add_argument("--json", action="store_true", help="print the stable JSON result object")
+    p.add_argument(
+        "--json", action="store_true", help="print the stable JSON result object (plus the settings used)"
+    )
     p.add_argument("--thread", default="ask", help="conversation thread id (default: ask)")
+    add_settings_arguments(p, filters=True)
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("chat", help="multi-turn conversation; threads persist in SQLite across restarts")
@@ -29,10 +47,12 @@ def register(sub: Any) -> None:
     p.add_argument("--threads-db", help="SQLite file for threads (default: <store>/threads.sqlite)")
     p.add_argument("--model", help="LangChain chat model as provider:name; default: offline mode")
     p.add_argument("--json", action="store_true", help="print one JSON result object per turn")
+    add_settings_arguments(p, filters=True)
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("serve-mcp", help="serve the knowledge base over MCP (stdio): search + chunk lookup")
     p.add_argument("--store", required=True)
+    add_settings_arguments(p)
     p.set_defaults(func=cmd_serve_mcp)
 
     p = sub.add_parser("demo", help="index the bundled handbook and run a scripted conversation")
@@ -40,10 +60,23 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_demo)
 
 
-def _agent(args: argparse.Namespace, threads_db: str | None = None) -> Any:
+def _agent(args: argparse.Namespace, threads_db: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """The agent over `args.store` with the resolved settings, and the `settings` report."""
     from haygraph.adapters.agent import build_agent
+    from haygraph.adapters.haystack_retriever import HaystackRetriever
 
-    return build_agent(args.store, model=args.model, threads_db=threads_db)
+    layers: list[Layer] = settings_layers(args.config, args.tuned)
+    with naming_config_flag(layers):
+        agent = build_agent(
+            args.store, model=args.model, threads_db=threads_db, retrieval_config=given_config(layers)
+        )
+    ctx = agent.context
+    assert isinstance(ctx.retriever, HaystackRetriever)  # build_agent's retriever
+    # The agent asks for `top_k` chunks per query (`expand_top_k` when expanding); the retriever caps the
+    # score-cliff cut at the same number, so those values, not the store's, are in force.
+    per_call = {"top_k": ctx.top_k, "cut.max_keep": ctx.top_k, "expand_top_k": ctx.expand_top_k}
+    settings = describe_settings(ctx.retriever.kb, layers, per_call=("agent", per_call))
+    return agent, settings
 
 
 def format_result(result: dict[str, Any]) -> str:
@@ -62,16 +95,21 @@ def format_result(result: dict[str, Any]) -> str:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    """Answer one question."""
-    result = _agent(args).ask(args.question, thread_id=args.thread)
-    print(json.dumps(result, ensure_ascii=False, indent=2) if args.json else format_result(result))
+    """Answer one question (--filter narrows retrieval to matching chunks)."""
+    agent, settings = _agent(args)
+    result = agent.ask(args.question, thread_id=args.thread, filters=filters_from_pairs(args.filter))
+    if args.json:
+        print(json.dumps({**result, "settings": settings}, ensure_ascii=False, indent=2))
+    else:
+        print(format_result(result))
     return 0
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
     """Read questions from stdin until EOF/exit; each turn is checkpointed in SQLite."""
     threads_db = args.threads_db or str(Path(args.store) / "threads.sqlite")
-    agent = _agent(args, threads_db=threads_db)
+    agent, settings = _agent(args, threads_db=threads_db)
+    filters = filters_from_pairs(args.filter)
     interactive = sys.stdin.isatty()
     if interactive:
         print(f"haygraph chat — thread {args.thread!r} (saved in {threads_db}); type 'exit' to quit")
@@ -83,20 +121,31 @@ def cmd_chat(args: argparse.Namespace) -> int:
             break
         if not line.strip():
             continue
-        result = agent.ask(line.rstrip("\n"), thread_id=args.thread)
-        print(json.dumps(result, ensure_ascii=False) if args.json else format_result(result), flush=True)
+        result = agent.ask(line.rstrip("\n"), thread_id=args.thread, filters=filters)
+        if args.json:
+            print(json.dumps({**result, "settings": settings}, ensure_ascii=False), flush=True)
+        else:
+            print(format_result(result), flush=True)
     return 0
 
 
 def cmd_serve_mcp(args: argparse.Namespace) -> int:
-    """Serve search and chunk lookup over MCP stdio (stdout carries the protocol: nothing else is printed)."""
-    from haygraph.adapters.haystack_retriever import HaystackRetriever
-    from haygraph.adapters.mcp_server import create_mcp_server, run_stdio
-    from haygraph.retrieval.knowledge_base import KnowledgeBase
+    """Serve search and chunk lookup over MCP stdio (stdout carries the protocol: nothing else is printed).
 
-    retriever = HaystackRetriever(KnowledgeBase.open(args.store))
+    The store's settings with --config / --tuned over them are used for every search, and served as
+    the `haygraph://settings` resource.
+    """
+    from haygraph.adapters.haystack_retriever import HaystackRetriever
+    from haygraph.adapters.mcp_server import DEFAULT_TOP_K, create_mcp_server, run_stdio
+
+    layers = settings_layers(args.config, args.tuned)
+    kb = open_knowledge_base(args.store, layers)
+    # Each search_knowledge_base call sets top_k (which also caps the cut), default DEFAULT_TOP_K.
+    per_call = {"top_k": DEFAULT_TOP_K, "cut.max_keep": DEFAULT_TOP_K}
+    settings = describe_settings(kb, layers, per_call=("request", per_call))
+    retriever = HaystackRetriever(kb)
     retriever.warm_up()
-    run_stdio(create_mcp_server(retriever, retriever.lookup))
+    run_stdio(create_mcp_server(retriever, retriever.lookup, settings=settings))
     return 0
 
 

@@ -5,6 +5,10 @@ Any MCP host can then search it and cite evidence ids. Tools:
 - ``search_knowledge_base(query, top_k=5)`` -> list of ``{id, text, score, source}``, best first;
 - ``get_chunk(chunk_id)`` -> ``{id, text, source, heading_path, meta}`` of one chunk.
 
+With `settings` (what `haygraph serve-mcp` passes: the store's query settings with ``--config`` /
+``--tuned`` over them, see `haygraph.adapters.cli_settings`), the resource ``haygraph://settings``
+returns them as JSON, so a host can see which retrieval settings its searches run with.
+
 Nothing happens at import time: `create_mcp_server` builds the server, `run_stdio` /
 `run_streamable_http` serve it (blocking). Retrieval runs in a worker thread so a slow search does
 not stall the server's event loop.
@@ -13,8 +17,9 @@ not stall the server's event loop.
 from __future__ import annotations
 
 import functools
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 import anyio.to_thread
@@ -27,6 +32,8 @@ from haygraph.control.evidence import Evidence, Retriever
 logger = logging.getLogger(__name__)
 
 MAX_TOP_K = 20
+DEFAULT_TOP_K = 5
+SETTINGS_URI = "haygraph://settings"
 MAX_QUERY_CHARS = 2000
 
 _READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
@@ -62,11 +69,12 @@ def create_mcp_server(
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
+    settings: Mapping[str, Any] | None = None,
 ) -> FastMCP:
     """Return a FastMCP server exposing `search_knowledge_base` and `get_chunk` over `retriever`.
 
     `lookup` returns the chunk with a given id (or None). `host`/`port` are only used by
-    `run_streamable_http`.
+    `run_streamable_http`. `settings`, when given, are served as the `SETTINGS_URI` resource (JSON).
     """
     server = FastMCP(name, instructions=_INSTRUCTIONS, host=host, port=port)
 
@@ -83,7 +91,9 @@ def create_mcp_server(
                 min_length=1, max_length=MAX_QUERY_CHARS, description="What to look up, as a short question."
             ),
         ],
-        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many passages to return.")] = 5,
+        top_k: Annotated[
+            int, Field(ge=1, le=MAX_TOP_K, description="How many passages to return.")
+        ] = DEFAULT_TOP_K,
     ) -> list[KnowledgeHit]:
         text = " ".join(query.split())
         if not text:
@@ -114,6 +124,18 @@ def create_mcp_server(
             heading_path=list(evidence.heading_path),
             meta=dict(evidence.meta),
         )
+
+    if settings is not None:
+        body = json.dumps(dict(settings), ensure_ascii=False, indent=2)
+
+        @server.resource(
+            SETTINGS_URI,
+            name="settings",
+            description="The retrieval settings searches run with, and where each one came from.",
+            mime_type="application/json",
+        )
+        def retrieval_settings() -> str:
+            return body
 
     return server
 

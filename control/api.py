@@ -25,6 +25,7 @@ the answer is a question back to the user (missing order number, empty or unusab
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from typing import Any
@@ -105,9 +106,21 @@ class Agent:
         self.checkpointer = checkpointer if checkpointer is not None else memory_checkpointer()
         self.graph = build_graph(checkpointer=self.checkpointer)
 
-    def ask(self, question: str, *, thread_id: str = "default") -> dict[str, Any]:
-        """Answer one turn on `thread_id`; see the module docstring for the result object."""
-        return run_turn(self.graph, question, context=self.context, thread_id=thread_id)
+    def ask(
+        self, question: str, *, thread_id: str = "default", filters: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Answer one turn on `thread_id`; see the module docstring for the result object.
+
+        `filters` (Haystack filter syntax) narrow this turn's retrieval: they are combined with AND with
+        the agent's own `Context.filters`, so they can never widen what the agent may read.
+        """
+        context = self.context
+        if filters:
+            own = context.filters
+            combined = filters if not own else {"operator": "AND", "conditions": [own, filters]}
+            # the same token counter keeps its memoized counts across turns
+            context = dataclasses.replace(context, filters=combined, token_counter=context.counter)
+        return run_turn(self.graph, question, context=context, thread_id=thread_id)
 
 
 def ask(question: str, **agent_kwargs: Any) -> dict[str, Any]:

@@ -123,7 +123,8 @@ class TestAsk:
         proc = run_cli(["ask", LEAVE_QUESTION, "--store", str(cli_store), "--json"], cli_env)
         assert proc.returncode == 0, proc.stderr
         result = json.loads(proc.stdout)
-        assert set(result) == RESULT_KEYS
+        assert set(result) == RESULT_KEYS | {"settings"}  # the CLI adds the settings it used
+        assert result["settings"]["mode"] == "hybrid" and result["settings"]["sources"]["mode"] == "store"
         assert (result["status"], result["route"]) == ("completed", "retrieve")
         assert result["evidence"] and all(set(e) == EVIDENCE_KEYS for e in result["evidence"])
         retrieved = {e["id"] for e in result["evidence"]}
