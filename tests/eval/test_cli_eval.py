@@ -10,6 +10,7 @@ import pytest
 from haygraph.eval.cli import register
 from haygraph.eval.errors import EvalError
 from haygraph.eval.index_prep import datasets_root
+from haygraph.retrieval.errors import ConfigError
 
 
 def _parser():
@@ -42,6 +43,14 @@ class TestRegister:
         with pytest.raises(EvalError, match="unknown config"):
             args.func(args)
 
+    @pytest.mark.parametrize("flag", ["--config", "--tuned"])
+    def test_unreadable_settings_file_names_the_flag(self, tmp_path, flag):
+        args = _parser().parse_args(
+            ["eval", "--dataset", "med", flag, str(tmp_path / "nope"), "--no-progress"]
+        )
+        with pytest.raises((EvalError, ConfigError), match=rf"^{flag}"):
+            args.func(args)
+
     def test_missing_dataset_is_a_typed_error(self, tmp_path):
         args = _parser().parse_args(["eval", "--dataset", str(tmp_path / "none"), "--no-progress"])
         with pytest.raises(EvalError, match="dataset not found"):
@@ -53,6 +62,20 @@ class TestRegister:
     reason=f"shared datasets not found at {datasets_root()}",
 )
 class TestEvalCommand:
+    def test_config_file_is_the_base_of_every_configuration(self, tmp_path):
+        config = tmp_path / "c.yaml"
+        config.write_text("query: {cut: {max_keep: 2, drop_ratio: 0.2}}\n")
+        out = tmp_path / "r.json"
+        argv = ["eval", "--dataset", "med", "--configs", "bm25+cut", "--limit", "3", "--no-progress",
+                "--config", str(config), "--out", str(out)]  # fmt: skip
+        args = _parser().parse_args(argv)
+        assert args.func(args) == 0
+        data = json.loads(out.read_text())
+        assert data["settings"] == {"config": str(config), "tuned": None}
+        cut = data["configs"]["bm25+cut"]["query_config"]["cut"]
+        assert (cut["enabled"], cut["max_keep"], cut["drop_ratio"]) == (True, 2, 0.2)
+        assert data["configs"]["bm25+cut"]["chunks_kept_mean"] <= 2
+
     def test_bm25_smoke_writes_json_markdown_and_plot(self, tmp_path, capsys):
         out, md, png = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.png"
         argv = ["eval", "--dataset", "med", "--configs", "bm25,bm25+cut", "--limit", "3", "--no-progress",
