@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from haygraph.adapters.cli_settings import (
     Layer,
@@ -71,11 +71,11 @@ def _agent(args: argparse.Namespace, threads_db: str | None = None) -> tuple[Any
             args.store, model=args.model, threads_db=threads_db, retrieval_config=given_config(layers)
         )
     ctx = agent.context
-    assert isinstance(ctx.retriever, HaystackRetriever)  # build_agent's retriever
+    retriever = cast(HaystackRetriever, ctx.retriever)  # build_agent always wires a HaystackRetriever
     # The agent asks for `top_k` chunks per query (`expand_top_k` when expanding); the retriever caps the
     # score-cliff cut at the same number, so those values, not the store's, are in force.
     per_call = {"top_k": ctx.top_k, "cut.max_keep": ctx.top_k, "expand_top_k": ctx.expand_top_k}
-    settings = describe_settings(ctx.retriever.kb, layers, per_call=("agent", per_call))
+    settings = describe_settings(retriever.kb, layers, per_call=("agent", per_call))
     return agent, settings
 
 
