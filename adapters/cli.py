@@ -1,4 +1,4 @@
-"""The `haygraph` command line: index, search, ask, chat, eval, serve-mcp, demo.
+"""The `haygraph` command line: index, search, ask, chat, eval, serve, serve-mcp, demo.
 
 Every command prints one clear error line and exits non-zero on bad input; no stack traces unless
 `--debug` is given.
@@ -174,10 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     p.set_defaults(func=cmd_search)
 
-    from haygraph.adapters import cli_agent
+    from haygraph.adapters import cli_agent, cli_serve
     from haygraph.eval import cli as eval_cli
 
     cli_agent.register(sub)
+    cli_serve.register(sub)
     eval_cli.register(sub)
     return parser
 
@@ -189,6 +190,7 @@ def _known_errors() -> tuple[type[BaseException], ...]:
         ("haygraph.control.errors", "ControlError"),
         ("haygraph.eval.errors", "EvalError"),
         ("haygraph.control.tools.errors", "ToolError"),
+        ("haygraph.adapters.service.errors", "ServiceError"),
     ):
         try:
             errors.append(getattr(__import__(module, fromlist=[name]), name))
