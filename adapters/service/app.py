@@ -16,14 +16,14 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.sse import EventSourceResponse, format_sse_event
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from haygraph.adapters.service import openai_chat
 from haygraph.adapters.service.errors import (
@@ -115,6 +115,45 @@ class ApiKeyMiddleware:
         await self.app(scope, receive, send)
 
 
+class BodySizeLimitMiddleware:
+    """Refuses request bodies over `max_bytes` with 413 in the error shape.
+
+    Starlette's own `RequestBodyLimitMiddleware` replaces any response to an oversized request with
+    a plain-text one, so this small middleware is used instead: a declared `Content-Length` over the
+    limit is refused before the body is read; a chunked body is counted while it is read.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _too_large(self) -> HTTPException:
+        return HTTPException(413, f"request body is larger than the limit of {self.max_bytes} bytes")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the declared length, then count the bytes actually received."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            exc = self._too_large()
+            await error_response(413, "request_too_large", str(exc.detail))(scope, receive, send)
+            return
+        received = 0
+
+        async def counting_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise self._too_large()  # FastAPI re-raises HTTPExceptions from body reading
+            return message
+
+        await self.app(scope, counting_receive, send)
+
+
 _bearer = HTTPBearer(auto_error=False, description="An API key from the --api-keys file (none without it).")
 
 
@@ -150,11 +189,11 @@ def create_app(service: HaygraphService) -> FastAPI:
         summary="Evidence-cited answers from your knowledge base: search, ask, stream, OpenAI chat.",
         version=_version(),
         lifespan=lifespan,
-        max_body_size=service.settings.max_body_bytes,
         responses=_ERRORS,
     )
-    app.add_middleware(ApiKeyMiddleware, service=service)
-    _add_error_handlers(app, service)
+    app.add_middleware(BodySizeLimitMiddleware, max_bytes=service.settings.max_body_bytes)
+    app.add_middleware(ApiKeyMiddleware, service=service)  # added last = runs first
+    _add_error_handlers(app)
     timeout = service.settings.request_timeout_s
 
     def ready() -> None:
@@ -297,7 +336,7 @@ async def _chat_events(turn: Any) -> AsyncIterator[bytes]:
     yield _sse(None, "[DONE]")
 
 
-def _add_error_handlers(app: FastAPI, service: HaygraphService) -> None:
+def _add_error_handlers(app: FastAPI) -> None:
     from haygraph.retrieval.errors import QueryError
 
     @app.exception_handler(ServiceError)
@@ -313,8 +352,6 @@ def _add_error_handlers(app: FastAPI, service: HaygraphService) -> None:
     async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 404:
             message = f"no route {request.method} {request.url.path}; see /docs"
-        elif exc.status_code == 413:
-            message = f"request body is larger than the limit of {service.settings.max_body_bytes} bytes"
         else:
             message = str(exc.detail)
         return error_response(

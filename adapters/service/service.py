@@ -184,7 +184,7 @@ class HaygraphService:
             raise NotReadyError("the service is not ready")
         snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
         values = dict(snapshot.values or {})
-        if not values:
+        if not values.get("turn"):  # no completed turn (a cancelled first turn leaves only its input)
             raise NotFoundError(f"thread {thread_id!r} does not exist")
         messages = [
             {"role": "user" if m.type == "human" else "assistant", "content": m.content}

@@ -2,8 +2,10 @@
 
 Both use the compiled graph's async API (`ainvoke` / `astream`); LangGraph runs our synchronous
 nodes in worker threads, so the event loop is never blocked. A turn on a thread is checkpointed once,
-when it ends (`durability="exit"`): a turn that times out, fails or whose client disconnects writes
-nothing to its thread.
+when it ends (`durability="exit"`). A turn that times out or whose client disconnects is cancelled
+before `analyze`'s results reach the thread: its conversation (messages, summary, entities, turn
+count, last result) is unchanged — LangGraph only records the pending input, which the next turn
+replaces.
 
 Streamed events (`TurnEvent.kind`):
 
