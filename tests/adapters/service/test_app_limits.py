@@ -100,3 +100,14 @@ class TestReload:
                 f"{url}/v1/search", json={"query": "Initech per diem francs"}, timeout=30
             ).json()
             assert hits["results"][0]["source"] == "initech-travel.md"
+
+
+class TestSqliteThreads:
+    def test_thread_survives_a_restart(self, tenant_store: Path, tmp_path: Path) -> None:
+        settings = ServiceSettings(store_dir=tenant_store, threads_db=str(tmp_path / "threads.sqlite"))
+        with running_server(HaygraphService(settings)) as url:
+            assert httpx.get(f"{url}/readyz").json()["threads"] == "sqlite"
+            httpx.post(f"{url}/v1/ask", json={"question": QUESTION, "thread_id": "lite-1"}, timeout=30)
+        with running_server(HaygraphService(settings)) as url:
+            view = httpx.get(f"{url}/v1/threads/lite-1").json()
+            assert view["turns"] == 1 and view["messages"][0]["content"] == QUESTION
