@@ -14,7 +14,8 @@ def test_help_does_not_import_the_web_stack() -> None:
         "import sys\n"
         "from haygraph.adapters.cli import main\n"
         "try:\n    main(['serve', '--help'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'fastapi', 'uvicorn', 'starlette', 'psycopg'}))"
+        "web = {'fastapi', 'uvicorn', 'starlette', 'psycopg'}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & web))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
