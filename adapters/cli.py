@@ -1,4 +1,4 @@
-"""The `haygraph` command line: index, search, ask, chat, eval, serve-mcp, demo.
+"""The `haygraph` command line: index, search, ask, chat, eval, serve, serve-mcp, demo.
 
 Every command prints one clear error line and exits non-zero on bad input (argparse's own errors
 included); no stack traces unless `--debug` is given. `--debug` and `-v` are accepted before or after
@@ -187,10 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_search)
 
-    from haygraph.adapters import cli_agent
+    from haygraph.adapters import cli_agent, cli_serve
     from haygraph.eval import cli as eval_cli
 
     cli_agent.register(sub)
+    cli_serve.register(sub)
     eval_cli.register(sub)
     for command in sub.choices.values():
         _add_global_flags(command, on_command=True)
@@ -204,6 +205,7 @@ def _known_errors() -> tuple[type[BaseException], ...]:
         ("haygraph.control.errors", "ControlError"),
         ("haygraph.eval.errors", "EvalError"),
         ("haygraph.control.tools.errors", "ToolError"),
+        ("haygraph.adapters.service.errors", "ServiceError"),
     ):
         try:
             errors.append(getattr(__import__(module, fromlist=[name]), name))

@@ -1,0 +1,73 @@
+"""CLI command `haygraph serve`: the HTTP API (imports FastAPI and the models only when it runs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from haygraph.adapters.cli_settings import add_settings_arguments, given_config, settings_layers
+
+
+def register(sub: Any) -> None:
+    """Add the `serve` sub-command to the `haygraph` parser."""
+    p = sub.add_parser(
+        "serve",
+        help="HTTP API: search, ask, streaming, OpenAI-compatible chat, API keys bound to tenants",
+        description="Serve the knowledge base and the agent over HTTP (FastAPI on uvicorn; docs at /docs). "
+        "Needs the `serve` extra: pip install 'haygraph[serve]'.",
+    )
+    p.add_argument(
+        "--store", required=True, help="store directory made by `haygraph index` (reloaded on change)"
+    )
+    p.add_argument(
+        "--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1; others need --api-keys)"
+    )
+    p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    p.add_argument("--api-keys", metavar="FILE", help="YAML/JSON file: API key -> {tenant, tools?}")
+    add_settings_arguments(p)
+    p.add_argument("--model", help="LangChain chat model as provider:name; default: offline mode")
+    p.add_argument(
+        "--example-tools", action="store_true", help="offer the example tools (orders, tickets, dates)"
+    )
+    p.add_argument(
+        "--orders-db",
+        metavar="FILE",
+        help="orders database of the example tools (default <store>/orders.sqlite)",
+    )
+    p.add_argument(
+        "--threads-db",
+        metavar="PATH_OR_URL",
+        help="where threads live: a SQLite file (one host) or postgresql://... (several); default: memory",
+    )
+    p.add_argument("--timeout", type=float, default=60.0, help="per-request deadline in seconds (default 60)")
+    p.add_argument(
+        "--max-body-bytes", type=int, default=1_048_576, help="largest request body (default 1 MiB)"
+    )
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the HTTP service until interrupted."""
+    try:
+        from haygraph.adapters.service import ServiceSettings, serve
+    except ImportError as exc:
+        raise ValueError(
+            f"`haygraph serve` needs the `serve` extra ({exc.name} is missing): pip install 'haygraph[serve]'"
+        ) from exc
+    settings = ServiceSettings(
+        store_dir=Path(args.store),
+        host=args.host,
+        port=args.port,
+        api_keys=Path(args.api_keys) if args.api_keys else None,
+        config=given_config(settings_layers(args.config, args.tuned)),
+        model=args.model,
+        example_tools=args.example_tools,
+        orders_db=Path(args.orders_db) if args.orders_db else None,
+        threads_db=args.threads_db,
+        request_timeout_s=args.timeout,
+        max_body_bytes=args.max_body_bytes,
+    )
+    serve(settings, announce=lambda line: print(f"haygraph serve: {line}", file=sys.stderr, flush=True))
+    return 0

@@ -1,0 +1,376 @@
+"""The FastAPI application: routes, API-key check, error shape, streaming responses.
+
+Every error is `{"error": {"type": ..., "message": ...}}` with its status code: 400 (invalid JSON or
+request), 401 (API key), 404 (route, thread, model), 413 (body too large), 422 (wrong types, missing
+or unknown fields), 503 (not ready), 504 (deadline). No stack trace ever reaches a client.
+OpenAPI docs are served at `/docs`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.sse import EventSourceResponse, format_sse_event
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from haygraph.adapters.service import openai_chat
+from haygraph.adapters.service.errors import (
+    AuthenticationError,
+    BadRequestError,
+    DeadlineExceededError,
+    NotReadyError,
+    ServiceError,
+)
+from haygraph.adapters.service.keys import Caller
+from haygraph.adapters.service.schemas import (
+    AskRequest,
+    AskResult,
+    ErrorResponse,
+    SearchRequest,
+    SearchResponse,
+    ThreadView,
+    search_payload,
+)
+from haygraph.adapters.service.service import HaygraphService
+from haygraph.adapters.service.tenancy import check_filters, merge_filters
+from haygraph.adapters.service.turns import ask_turn, stream_turn
+
+logger = logging.getLogger(__name__)
+
+_HTTP_TYPES = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse, "description": text}
+    for code, text in (
+        (400, "Invalid JSON or request"),
+        (401, "Missing or invalid API key"),
+        (422, "Wrong types, missing or unknown fields"),
+        (503, "Not ready"),
+        (504, "Deadline exceeded"),
+    )
+}
+_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+_SSE_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        "description": "Server-sent events",
+    }
+}
+
+
+def error_response(
+    status: int, error_type: str, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """A response in the error shape."""
+    return JSONResponse(
+        {"error": {"type": error_type, "message": message}}, status_code=status, headers=headers
+    )
+
+
+def _service_error(exc: ServiceError) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthenticationError) else None
+    return error_response(exc.status_code, exc.error_type, str(exc), headers)
+
+
+def _validation_message(exc: RequestValidationError) -> tuple[int, str, str]:
+    errors = list(exc.errors())
+    if any(e.get("type") == "json_invalid" for e in errors):
+        detail = next(e for e in errors if e.get("type") == "json_invalid")
+        reason = (detail.get("ctx") or {}).get("error", "")
+        return 400, "invalid_json", f"request body is not valid JSON{f': {reason}' if reason else ''}"
+    parts = []
+    for e in errors:
+        where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {e.get('msg')}")
+    return 422, "invalid_request", "; ".join(parts)
+
+
+class ApiKeyMiddleware:
+    """Checks `Authorization: Bearer KEY` on every `/v1/` route before the body is read (401 otherwise)."""
+
+    def __init__(self, app: ASGIApp, service: HaygraphService) -> None:
+        self.app = app
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer 401 for a `/v1/` request without a valid key; otherwise record the caller in the scope."""
+        if scope["type"] == "http" and scope["path"].startswith("/v1/"):
+            try:
+                caller = self.service.authenticate(Headers(scope=scope).get("authorization"))
+            except AuthenticationError as exc:
+                await _service_error(exc)(scope, receive, send)
+                return
+            scope.setdefault("state", {})["caller"] = caller
+        await self.app(scope, receive, send)
+
+
+class BodySizeLimitMiddleware:
+    """Refuses request bodies over `max_bytes` with 413 in the error shape.
+
+    Starlette's own `RequestBodyLimitMiddleware` replaces any response to an oversized request with
+    a plain-text one, so this small middleware is used instead: a declared `Content-Length` over the
+    limit is refused before the body is read; a chunked body is counted while it is read.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _too_large(self) -> HTTPException:
+        return HTTPException(413, f"request body is larger than the limit of {self.max_bytes} bytes")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the declared length, then count the bytes actually received."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            exc = self._too_large()
+            await error_response(413, "request_too_large", str(exc.detail))(scope, receive, send)
+            return
+        received = 0
+
+        async def counting_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise self._too_large()  # FastAPI re-raises HTTPExceptions from body reading
+            return message
+
+        await self.app(scope, counting_receive, send)
+
+
+_bearer = HTTPBearer(auto_error=False, description="An API key from the --api-keys file (none without it).")
+
+
+def current_caller(
+    request: Request, _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None
+) -> Caller:
+    """The caller authenticated by `ApiKeyMiddleware` (declared with HTTPBearer for the OpenAPI docs)."""
+    return request.state.caller  # type: ignore[no-any-return]
+
+
+CallerDep = Annotated[Caller, Depends(current_caller)]
+
+
+def _sse(kind: str | None, data: Any) -> bytes:
+    return format_sse_event(
+        event=kind, data_str=data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    )
+
+
+def create_app(service: HaygraphService) -> FastAPI:
+    """The ASGI app over `service` (started and closed by the app's lifespan)."""
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await service.start()
+        try:
+            yield
+        finally:  # uvicorn has let in-flight requests finish before this runs
+            await service.close()
+
+    app = FastAPI(
+        title="haygraph",
+        summary="Evidence-cited answers from your knowledge base: search, ask, stream, OpenAI chat.",
+        version=_version(),
+        lifespan=lifespan,
+        responses=_ERRORS,
+    )
+    app.add_middleware(BodySizeLimitMiddleware, max_bytes=service.settings.max_body_bytes)
+    app.add_middleware(ApiKeyMiddleware, service=service)  # added last = runs first
+    _add_error_handlers(app)
+    timeout = service.settings.request_timeout_s
+
+    def ready() -> None:
+        if not service.ready:
+            raise NotReadyError("the service is not ready: the store or the model is still loading")
+
+    @app.get("/healthz", tags=["health"], summary="Liveness: the process answers")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"], summary="Readiness: store loaded, model warm, threads open")
+    async def readyz() -> dict[str, Any]:
+        ready()
+        assert service.knowledge is not None
+        snap = service.knowledge.current
+        return {
+            "status": "ready",
+            "store_version": snap.version,
+            "documents": snap.documents,
+            "reloads": service.knowledge.reloads,
+            "model": service.settings.model
+            or ("custom" if service.base_context and service.base_context.chat_model else "offline"),
+            "threads": service.settings.threads_backend,
+            "active_runs": service.runs.active,
+        }
+
+    @app.get("/v1/models", tags=["openai"], summary="The one model served: haygraph")
+    async def models(_caller: CallerDep) -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [{"id": openai_chat.MODEL_ID, "object": "model", "created": 0, "owned_by": "haygraph"}],
+        }
+
+    @app.post("/v1/search", response_model=SearchResponse, tags=["knowledge base"], summary="Ranked chunks")
+    async def search(body: SearchRequest, caller: CallerDep) -> dict[str, Any]:
+        ready()
+        assert service.knowledge is not None
+        filters = merge_filters(caller.tenant, check_filters(body.filters))
+        work = asyncio.to_thread(
+            service.knowledge.search, body.query, top_k=body.top_k, mode=body.mode, filters=filters
+        )
+        try:
+            result = await asyncio.wait_for(work, timeout)
+        except TimeoutError as exc:
+            raise DeadlineExceededError(f"the search took longer than the {timeout:g} s deadline") from exc
+        return search_payload(result)
+
+    @app.post(
+        "/v1/ask", response_model=AskResult, tags=["agent"], summary="Answer one turn with cited evidence"
+    )
+    async def ask(body: AskRequest, caller: CallerDep) -> dict[str, Any]:
+        ready()
+        turn = service.turn(
+            caller, body.question, thread_id=body.thread_id, filters=check_filters(body.filters)
+        )
+        return await ask_turn(turn)
+
+    @app.post(
+        "/v1/ask/stream",
+        response_class=Response,  # a streamed EventSourceResponse is returned as is
+        responses=_SSE_DOC,
+        tags=["agent"],
+        summary="Answer one turn as server-sent events: progress, token, result (or error)",
+    )
+    async def ask_stream(body: AskRequest, caller: CallerDep) -> EventSourceResponse:
+        ready()
+        turn = service.turn(
+            caller, body.question, thread_id=body.thread_id, filters=check_filters(body.filters)
+        )
+
+        async def events() -> AsyncIterator[bytes]:
+            async for event in stream_turn(turn):
+                yield _sse(event.kind, event.data)
+
+        return EventSourceResponse(events(), headers=_SSE_HEADERS)
+
+    @app.post(
+        "/v1/chat/completions",
+        responses=_SSE_DOC,
+        tags=["openai"],
+        summary="OpenAI-compatible chat completions (model haygraph); `stream: true` sends SSE chunks",
+    )
+    async def chat_completions(
+        body: openai_chat.ChatCompletionRequest,
+        caller: CallerDep,
+        x_thread_id: Annotated[str | None, Header()] = None,
+    ) -> Any:
+        ready()
+        question, history = openai_chat.question_and_history(body)
+        turn = service.turn(
+            caller,
+            question,
+            thread_id=x_thread_id or body.user,
+            filters=check_filters(body.filters),
+            history=history,
+        )
+        if not body.stream:
+            return openai_chat.completion(await ask_turn(turn))
+        return EventSourceResponse(_chat_events(turn), headers=_SSE_HEADERS)
+
+    @app.get(
+        "/v1/threads/{thread_id}",
+        response_model=ThreadView,
+        tags=["agent"],
+        summary="What a thread remembers",
+    )
+    async def thread(thread_id: str, caller: CallerDep) -> dict[str, Any]:
+        ready()
+        return await service.thread(caller, thread_id)
+
+    return app
+
+
+async def _chat_events(turn: Any) -> AsyncIterator[bytes]:
+    """The OpenAI streaming format: role chunk, content chunks, a final chunk with the result, [DONE]."""
+    cid, created = openai_chat.new_completion_id(), int(time.time())
+    yield _sse(None, openai_chat.chunk(cid, created, {"role": "assistant", "content": ""}))
+    streamed = ""
+    async for event in stream_turn(turn):
+        if event.kind == "token":
+            streamed += event.data["text"]
+            yield _sse(None, openai_chat.chunk(cid, created, {"content": event.data["text"]}))
+        elif event.kind == "result":
+            result = event.data
+            if result.get("status") == "rejected":
+                tail = f"\n\n{openai_chat.REJECTED_TEXT}" if streamed else openai_chat.REJECTED_TEXT
+            else:
+                tail = openai_chat.citation_suffix(
+                    result.get("answer") or "", list(result.get("evidence_ids") or [])
+                )
+            if tail:
+                yield _sse(None, openai_chat.chunk(cid, created, {"content": tail}))
+            yield _sse(
+                None,
+                openai_chat.chunk(cid, created, {}, finish=openai_chat.finish_reason(result), result=result),
+            )
+        elif event.kind == "error":
+            yield _sse(None, event.data)
+            return
+    yield _sse(None, "[DONE]")
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    from haygraph.retrieval.errors import QueryError
+
+    @app.exception_handler(ServiceError)
+    async def on_service_error(_request: Request, exc: ServiceError) -> JSONResponse:
+        return _service_error(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        status, kind, message = _validation_message(exc)
+        return error_response(status, kind, message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 404:
+            message = f"no route {request.method} {request.url.path}; see /docs"
+        else:
+            message = str(exc.detail)
+        return error_response(
+            exc.status_code, _HTTP_TYPES.get(exc.status_code, "http_error"), message, exc.headers
+        )
+
+    @app.exception_handler(QueryError)
+    async def on_query_error(_request: Request, exc: QueryError) -> JSONResponse:
+        return _service_error(BadRequestError(" ".join(str(exc).split())))
+
+    @app.exception_handler(Exception)
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.error("unexpected failure on %s %s", request.method, request.url.path, exc_info=exc)
+        return error_response(
+            500, "internal_error", f"unexpected failure ({type(exc).__name__}); see the server log"
+        )
+
+
+def _version() -> str:
+    from haygraph import __version__
+
+    return str(__version__)

@@ -1,0 +1,56 @@
+"""Errors of the HTTP service: one base class; each subclass carries its HTTP status and error type.
+
+Every error a client sees has the shape `{"error": {"type": ..., "message": ...}}` (see `app.py`);
+`type` is the class's `error_type`, the status code its `status_code`. Configuration problems found
+before the server starts (`ServiceConfigError`) are reported by the CLI as one line.
+"""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """Base class of every error raised by `haygraph.adapters.service`."""
+
+    status_code = 500
+    error_type = "internal_error"
+
+
+class ServiceConfigError(ServiceError):
+    """A serve setting, the API-keys file or the threads database is unusable; the message names it."""
+
+    error_type = "config_error"
+
+
+class BadRequestError(ServiceError):
+    """The request is well-formed JSON but asks for something invalid (bad filters, thread id, model)."""
+
+    status_code = 400
+    error_type = "invalid_request"
+
+
+class AuthenticationError(ServiceError):
+    """The `Authorization: Bearer KEY` header is missing or names no known key."""
+
+    status_code = 401
+    error_type = "authentication_error"
+
+
+class NotFoundError(ServiceError):
+    """The thread (or model) asked for does not exist for this caller."""
+
+    status_code = 404
+    error_type = "not_found"
+
+
+class NotReadyError(ServiceError):
+    """The knowledge base or the model is not loaded yet (or the service is shutting down)."""
+
+    status_code = 503
+    error_type = "not_ready"
+
+
+class DeadlineExceededError(ServiceError):
+    """The request did not finish within the service's per-request deadline."""
+
+    status_code = 504
+    error_type = "deadline_exceeded"

@@ -1,0 +1,132 @@
+"""API keys bound to tenants: the `--api-keys` file and the lookup behind `Authorization: Bearer KEY`.
+
+The file (YAML or JSON) maps each key to its grant:
+
+```yaml
+"hg-acme-4f9c2b7e1d": {tenant: acme}                          # every default tool
+"hg-globex-8a1e5c3f7b": {tenant: globex, tools: [today, search_knowledge_base]}
+```
+
+- `tenant` (required): every retrieval the key causes is restricted to chunks whose
+  `meta.tenant` equals it, and its threads live in the tenant's own namespace.
+- `tools` (optional): the tools the key may use (with `--example-tools`); default: the example
+  tools' default allow-list. A key can never be granted a tool the service does not have.
+
+Keys are kept only as SHA-256 digests in memory and are never logged or echoed in errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from haygraph.adapters.service.errors import AuthenticationError, ServiceConfigError
+
+MIN_KEY_CHARS = 16
+
+
+class KeyGrant(BaseModel):
+    """What one API key may do: its tenant and, optionally, its tools."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: str = Field(
+        min_length=1, description="Tenant whose chunks (meta.tenant) and threads the key sees."
+    )
+    tools: tuple[str, ...] | None = Field(
+        default=None, description="Tools the key may use; None = the service's default allow-list."
+    )
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the tenant (None without `--api-keys`) and the key's tool grant."""
+
+    tenant: str | None
+    tools: tuple[str, ...] | None = None
+
+
+ANONYMOUS = Caller(tenant=None)
+"""The caller of a service started without `--api-keys` (loopback only): every chunk, no namespace."""
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _masked(key: str) -> str:
+    return f"{key[:4]}…" if len(key) > 4 else "…"
+
+
+class KeyRing:
+    """The known API keys; `authenticate` turns an `Authorization` header into a `Caller`."""
+
+    def __init__(self, grants: Mapping[str, KeyGrant]) -> None:
+        if not grants:
+            raise ServiceConfigError("the API-keys file defines no keys")
+        self._grants = {_digest(key): grant for key, grant in grants.items()}
+
+    def __len__(self) -> int:
+        return len(self._grants)
+
+    @property
+    def grants(self) -> list[KeyGrant]:
+        """Every grant (without the keys)."""
+        return list(self._grants.values())
+
+    def authenticate(self, authorization: str | None) -> Caller:
+        """Return the caller for an `Authorization` header value; `AuthenticationError` if none matches."""
+        if not authorization:
+            raise AuthenticationError("missing API key: send the header 'Authorization: Bearer KEY'")
+        scheme, _, key = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            raise AuthenticationError("malformed Authorization header: expected 'Bearer KEY'")
+        grant = self._grants.get(_digest(key.strip()))
+        if grant is None:
+            raise AuthenticationError("invalid API key")
+        return Caller(tenant=grant.tenant, tools=grant.tools)
+
+
+def parse_api_keys(data: Any, *, source: str = "API-keys file") -> KeyRing:
+    """Validate the parsed content of an API-keys file (a mapping key -> grant) into a `KeyRing`."""
+    if not isinstance(data, dict):
+        raise ServiceConfigError(
+            f"{source} must map each API key to {{tenant, tools?}}, got {type(data).__name__}"
+        )
+    grants: dict[str, KeyGrant] = {}
+    for position, (key, entry) in enumerate(data.items(), start=1):
+        label = f"{source}: key #{position} ({_masked(str(key))})"
+        if not isinstance(key, str) or len(key.strip()) < MIN_KEY_CHARS or key != key.strip():
+            raise ServiceConfigError(
+                f"{label}: a key must be a string of at least {MIN_KEY_CHARS} characters without "
+                "surrounding spaces"
+            )
+        try:
+            grants[key] = KeyGrant.model_validate(entry)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}" for err in exc.errors()
+            )
+            raise ServiceConfigError(f"{label}: {problems}") from exc
+    return KeyRing(grants)
+
+
+def load_api_keys(path: str | Path) -> KeyRing:
+    """Read and validate an API-keys file (YAML or JSON); `ServiceConfigError` names what is wrong."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ServiceConfigError(f"cannot read --api-keys file {str(file)!r}: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(text) if file.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise ServiceConfigError(f"--api-keys file {str(file)!r} is not valid YAML/JSON: {exc}") from exc
+    return parse_api_keys(data, source=f"--api-keys file {str(file)!r}")

@@ -1,0 +1,160 @@
+"""`LiveKnowledgeBase`: the store loaded once, warmed up, and swapped atomically when a new version lands.
+
+`haygraph index` saves a store by writing a new version directory and replacing the `CURRENT`
+pointer file (`EmbeddedDocumentStore.save`). The service reads that small file every
+`reload_interval_s` seconds; when it names another version, the new store is opened and warmed up in
+a worker thread while requests keep using the old one, then one reference assignment swaps them.
+
+Thread safety: a loaded `KnowledgeBase` is only read by requests. Everything it builds lazily
+(query pipelines for the top-k values the agent uses, the BM25 index, the embedding matrix, the
+embedding model) is built by `warm_up` before the snapshot is published; a pipeline for an unusual
+`top_k`/`mode` is built on demand, where a race at worst builds it twice. Reloads are serialized by
+a lock; readers never take it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.adapters.service.errors import NotReadyError
+from haygraph.retrieval import KnowledgeBase, RetrievalConfig, SearchResult
+
+logger = logging.getLogger(__name__)
+
+POINTER = "CURRENT"
+WARM_QUERY = "warm up"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One loaded store version, ready to serve."""
+
+    version: str
+    kb: KnowledgeBase
+    retriever: HaystackRetriever
+    documents: int
+    loaded_at: float
+
+
+def read_pointer(store_dir: Path) -> str | None:
+    """The store version named by `<store_dir>/CURRENT` (None when absent or unreadable)."""
+    try:
+        return (store_dir / POINTER).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+class LiveKnowledgeBase:
+    """The current knowledge-base snapshot of a store directory, reloaded when the store changes."""
+
+    def __init__(
+        self,
+        store_dir: str | Path,
+        *,
+        config: RetrievalConfig | None = None,
+        warm_top_ks: Sequence[int] = (3, 5),
+    ) -> None:
+        self.store_dir = Path(store_dir)
+        self.config = config
+        self.warm_top_ks = tuple(warm_top_ks)
+        self._current: Snapshot | None = None
+        self._reload_lock = threading.Lock()
+        self.reloads = 0
+        """Number of versions swapped in after the first load."""
+
+    @property
+    def current(self) -> Snapshot:
+        """The snapshot serving requests now; `NotReadyError` before the first load."""
+        snap = self._current
+        if snap is None:
+            raise NotReadyError("the knowledge base is still loading")
+        return snap
+
+    @property
+    def ready(self) -> bool:
+        """Whether a snapshot is loaded."""
+        return self._current is not None
+
+    def retriever(self) -> HaystackRetriever:
+        """The current snapshot's retriever (for `ScopedRetriever`)."""
+        return self.current.retriever
+
+    def load(self) -> Snapshot:
+        """Open, warm up and publish the store's current version (raises the store's own errors)."""
+        with self._reload_lock:
+            return self._load_locked()
+
+    def _load_locked(self) -> Snapshot:
+        version = read_pointer(self.store_dir) or "?"
+        start = time.perf_counter()
+        kb = KnowledgeBase.open(self.store_dir, config=self.config)
+        retriever = HaystackRetriever(kb)
+        retriever.warm_up()
+        for top_k in self.warm_top_ks:  # builds each pipeline, the BM25 index and the matrix now
+            retriever.retrieve(WARM_QUERY, top_k=top_k)
+        snap = Snapshot(version, kb, retriever, kb.store.count_documents(), time.time())
+        replaced = self._current
+        self._current = snap  # one reference assignment: requests see the old or the new snapshot
+        if replaced is not None:
+            self.reloads += 1
+        logger.info(
+            "store %s version %s loaded: %d chunks in %.1f s",
+            self.store_dir,
+            version,
+            snap.documents,
+            time.perf_counter() - start,
+        )
+        return snap
+
+    def reload_if_changed(self) -> bool:
+        """Load the store again if `CURRENT` names another version; True when a new one was swapped in."""
+        pointer = read_pointer(self.store_dir)
+        snap = self._current
+        if pointer is None or (snap is not None and pointer == snap.version):
+            return False
+        if not self._reload_lock.acquire(blocking=False):
+            return False  # a reload is already under way
+        try:
+            if self._current is not None and read_pointer(self.store_dir) == self._current.version:
+                return False
+            self._load_locked()
+            return True
+        finally:
+            self._reload_lock.release()
+
+    async def watch(self, interval_s: float) -> None:
+        """Poll `CURRENT` every `interval_s` s until cancelled; a failed reload keeps the old version."""
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await asyncio.to_thread(self.reload_if_changed)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a half-written or corrupt version: keep serving the old one
+                logger.warning("store reload failed, still serving the previous version: %s", exc)
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        mode: str | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> SearchResult:
+        """Search the current snapshot like `haygraph search` (`top_k` also caps the score-cliff cut)."""
+        kb = self.current.kb
+        updates: dict[str, Any] = {}
+        if mode:
+            updates["mode"] = mode
+        if top_k:
+            updates.update(top_k=top_k, cut={"max_keep": top_k})
+        config = kb.config.with_overrides(query=updates).query if updates else None
+        return kb.search(query, filters=filters, config=config)

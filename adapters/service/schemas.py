@@ -1,0 +1,154 @@
+"""Request and response bodies of the service's own endpoints (`/v1/search`, `/v1/ask`, threads).
+
+Requests forbid unknown fields, so a misspelt field is a 422 naming it rather than silently ignored.
+Responses allow extra fields: they document the stable objects without hiding fields added later.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_TOP_K = 100
+
+
+class SearchRequest(BaseModel):
+    """Body of `POST /v1/search`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, description="What to search for.")
+    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K, description="At most this many results.")
+    filters: dict[str, Any] | None = Field(
+        default=None,
+        description="Haystack metadata filter, e.g. "
+        '{"field": "meta.source_id", "operator": "==", "value": "leave-policy.md"}; '
+        "ANDed with the API key's tenant filter.",
+    )
+    mode: Literal["hybrid", "bm25", "dense"] | None = Field(
+        default=None, description="Override the retrieval mode."
+    )
+
+
+class AskRequest(BaseModel):
+    """Body of `POST /v1/ask` and `POST /v1/ask/stream`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(description="The user's message for this turn.")
+    thread_id: str | None = Field(
+        default=None,
+        description="Conversation thread to continue (1-128 letters, digits, _ . @ + = -); "
+        "omitted = a one-off question that is not stored.",
+    )
+    filters: dict[str, Any] | None = Field(
+        default=None, description="Haystack metadata filter for every retrieval of this turn (narrows only)."
+    )
+
+
+class SearchHit(BaseModel):
+    """One ranked chunk, as in `haygraph search --json`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    rank: int
+    id: str
+    score: float
+    relevance: float | None
+    source: str
+    heading_path: list[str]
+    text: str
+
+
+class SearchResponse(BaseModel):
+    """Response of `POST /v1/search`: the object `haygraph search --json` prints."""
+
+    model_config = ConfigDict(extra="allow")
+
+    query: str
+    reranked: bool | None
+    notes: list[str]
+    timings_ms: dict[str, float]
+    results: list[SearchHit]
+
+
+class EvidenceItem(BaseModel):
+    """One retrieved evidence item of a turn."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    text: str
+    score: float
+    source: str
+
+
+class AskResult(BaseModel):
+    """The result object of one turn, as `haygraph ask --json` prints it (see `haygraph.control.api`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    status: Literal["completed", "insufficient_evidence", "needs_clarification", "degraded", "rejected"]
+    route: str
+    answer: str | None
+    evidence_ids: list[str]
+    evidence: list[EvidenceItem]
+    path: list[str]
+    query: str
+    timings_ms: dict[str, float]
+
+
+class ThreadMessage(BaseModel):
+    """One message of a thread's kept history."""
+
+    role: Literal["user", "assistant"]
+    content: Any
+
+
+class ThreadView(BaseModel):
+    """Response of `GET /v1/threads/{thread_id}`: what the thread remembers."""
+
+    model_config = ConfigDict(extra="allow")
+
+    thread_id: str
+    turns: int
+    messages: list[ThreadMessage]
+    summary: str
+    entities: dict[str, list[str]]
+    last_result: AskResult
+
+
+class ErrorBody(BaseModel):
+    """The `error` member of every error response."""
+
+    type: str
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    """Every error: `{"error": {"type": ..., "message": ...}}`."""
+
+    error: ErrorBody
+
+
+def search_payload(result: Any) -> dict[str, Any]:
+    """A `SearchResult` as the JSON object of `haygraph search --json`."""
+    return {
+        "query": result.query,
+        "reranked": result.reranked,
+        "notes": result.notes,
+        "timings_ms": result.timings_ms,
+        "results": [
+            {
+                "rank": i,
+                "id": h.id,
+                "score": h.score,
+                "relevance": h.relevance,
+                "source": h.source,
+                "heading_path": h.heading_path,
+                "text": h.content,
+            }
+            for i, h in enumerate(result.hits, start=1)
+        ],
+    }

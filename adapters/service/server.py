@@ -1,0 +1,62 @@
+"""Run the service on uvicorn: `serve(settings)` (what `haygraph serve` calls).
+
+The store and the model are loaded before the port opens, so a bad store, config, key file or
+threads database is one clear error rather than a server that never becomes ready. Shutdown
+(SIGINT/SIGTERM) is uvicorn's graceful one: the port closes, in-flight requests — streams included
+— finish (up to the request deadline plus a margin), then the lifespan closes the thread store.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from haygraph.adapters.service.app import create_app
+from haygraph.adapters.service.service import HaygraphService
+from haygraph.adapters.service.settings import ServiceSettings
+from haygraph.adapters.service.threads import check_threads_db, describe_threads_db
+
+logger = logging.getLogger(__name__)
+
+SHUTDOWN_MARGIN_S = 5.0
+
+
+def startup_lines(service: HaygraphService) -> list[str]:
+    """What the service tells its operator when it starts (no secrets)."""
+    s = service.settings
+    knowledge = service.knowledge
+    snap = knowledge.current if knowledge is not None and knowledge.ready else None
+    chunks, version = (snap.documents, snap.version) if snap else ("?", "?")
+    lines = [
+        f"store {s.store_dir}: {chunks} chunks (version {version}), reloaded automatically when it changes",
+        f"model: {s.model or 'offline (rule-based routing, extractive answers)'}; "
+        f"example tools: {'on' if s.example_tools else 'off'}",
+        f"threads: {describe_threads_db(s.threads_db)}",
+    ]
+    if service.keyring is None:
+        lines.append(f"no --api-keys: no authentication, listening on {s.host} only")
+    else:
+        tenants = sorted({g.tenant for g in service.keyring.grants})
+        lines.append(f"API keys: {len(service.keyring)} for tenant(s) {', '.join(tenants)}")
+    lines.append(f"listening on http://{s.host}:{s.port} (docs at /docs); Ctrl-C stops gracefully")
+    return lines
+
+
+def serve(settings: ServiceSettings, *, announce: Callable[[str], None] | None = None) -> None:
+    """Load everything, then serve until interrupted; `announce` receives the start-up lines."""
+    import uvicorn
+
+    check_threads_db(settings.threads_db)
+    service = HaygraphService(settings)
+    service.load()
+    for line in startup_lines(service):
+        (announce or logger.info)(line)
+    config = uvicorn.Config(
+        create_app(service),
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        timeout_graceful_shutdown=int(settings.request_timeout_s + SHUTDOWN_MARGIN_S),
+        access_log=False,
+    )
+    uvicorn.Server(config).run()

@@ -1,0 +1,202 @@
+"""`HaygraphService`: the long-lived state behind the HTTP API — store, model, graphs, threads, keys.
+
+Loaded once per process: the knowledge base (warmed up, reloaded when the store changes), the chat
+model (or offline mode), the tool executors and the thread checkpointer. Each request gets its own
+`Context` (a `dataclasses.replace` of the base one) carrying the caller's tenant-scoped retriever,
+its filters and its tool allow-list; nothing per-request is shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.service.errors import NotFoundError, NotReadyError, ServiceConfigError
+from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_keys
+from haygraph.adapters.service.knowledge import LiveKnowledgeBase
+from haygraph.adapters.service.settings import ServiceSettings
+from haygraph.adapters.service.tenancy import ScopedRetriever, thread_key
+from haygraph.adapters.service.threads import describe_threads_db, open_checkpointer
+from haygraph.adapters.service.turns import RunCounter, TurnRequest
+from haygraph.control import Context, build_graph, result_from_state
+from haygraph.control.tools import ContractToolExecutor
+
+logger = logging.getLogger(__name__)
+
+
+class HaygraphService:
+    """The loaded state: `load()` (sync, fail-fast), then `start()` / `close()` in the server loop."""
+
+    def __init__(self, settings: ServiceSettings, *, model: BaseChatModel | None = None) -> None:
+        """`model` overrides `settings.model` with a chat-model object (tests, embedding applications)."""
+        self.settings = settings
+        self.keyring: KeyRing | None = load_api_keys(settings.api_keys) if settings.api_keys else None
+        self.knowledge: LiveKnowledgeBase | None = None
+        self.base_context: Context | None = None
+        self.graph: Any = None
+        """The graph with the thread checkpointer (requests naming a thread)."""
+        self.stateless_graph: Any = None
+        """The same graph without a checkpointer (requests without a thread: nothing is stored)."""
+        self.runs = RunCounter()
+        """Graph runs in flight (a cancelled run counts until its task has actually ended)."""
+        self._model = model
+        self._orders: OrdersDatabase | None = None
+        self._executors: dict[tuple[str | None, tuple[str, ...]], ContractToolExecutor] = {}
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._watcher: asyncio.Task[None] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    @property
+    def loaded(self) -> bool:
+        """Whether the store and the model are loaded."""
+        return self.base_context is not None and self.knowledge is not None and self.knowledge.ready
+
+    @property
+    def ready(self) -> bool:
+        """Whether requests can be served (loaded and the thread store open)."""
+        return self.loaded and self.graph is not None
+
+    def load(self) -> None:
+        """Load the model and the store and warm both up (raises clear config/store errors)."""
+        from haygraph.retrieval import RetrievalConfig
+
+        given = self.settings.config
+        config = RetrievalConfig.from_file(given) if isinstance(given, Path) else given
+        context = Context(model=self._model if self._model is not None else self.settings.model)
+        context.counter.count("warm up")  # loads the budget's tokenizer now, not on the first request
+        knowledge = LiveKnowledgeBase(
+            self.settings.store_dir,
+            config=config,
+            warm_top_ks=sorted({context.top_k, context.expand_top_k, 5}),
+        )
+        knowledge.load()
+        if self.settings.example_tools:
+            orders = self.settings.orders_db or Path(self.settings.store_dir) / "orders.sqlite"
+            self._orders = OrdersDatabase(orders)
+        self.knowledge, self.base_context = knowledge, context
+        self._check_key_tools()
+
+    def _check_key_tools(self) -> None:
+        """Every tool an API key is granted must exist (with `--example-tools`); a typo is an error."""
+        granted = {t for g in self.keyring.grants for t in g.tools or ()} if self.keyring else set()
+        if not granted or self.knowledge is None:
+            return
+        if self._orders is None:
+            logger.warning("API keys grant tools, but the service runs without --example-tools: no tools")
+            return
+        registry = build_example_registry(self._orders, ScopedRetriever(self.knowledge.retriever, None))
+        known = {c.name for c in registry}
+        unknown = sorted(granted - known)
+        if unknown:
+            raise ServiceConfigError(
+                f"--api-keys grants unknown tool(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
+
+    async def start(self) -> None:
+        """Open the thread store, compile the graphs and start watching the store (in the server loop)."""
+        if not self.loaded:
+            await asyncio.to_thread(self.load)
+        self._stack = contextlib.AsyncExitStack()
+        checkpointer = await self._stack.enter_async_context(open_checkpointer(self.settings.threads_db))
+        self.graph = build_graph(checkpointer=checkpointer)
+        self.stateless_graph = build_graph()
+        if self.settings.reload_interval_s > 0 and self.knowledge is not None:
+            self._watcher = asyncio.create_task(self.knowledge.watch(self.settings.reload_interval_s))
+        logger.info("threads: %s", describe_threads_db(self.settings.threads_db))
+
+    async def close(self) -> None:
+        """Stop watching the store and flush/close the thread store."""
+        self.graph = None
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+            self._watcher = None
+        if self._stack is not None:
+            await self._stack.aclose()
+            self._stack = None
+
+    # -- callers ---------------------------------------------------------------------------------
+    def authenticate(self, authorization: str | None) -> Caller:
+        """The caller behind an `Authorization` header (anyone, without `--api-keys`)."""
+        return ANONYMOUS if self.keyring is None else self.keyring.authenticate(authorization)
+
+    def _executor(self, caller: Caller, retriever: ScopedRetriever) -> ContractToolExecutor | None:
+        if self._orders is None:
+            return None
+        tools = tuple(caller.tools) if caller.tools is not None else DEFAULT_ALLOW_LIST
+        key = (caller.tenant, tools)
+        if key not in self._executors:  # the knowledge-search tool is bound to the tenant's retriever
+            registry = build_example_registry(self._orders, retriever)
+            self._executors[key] = ContractToolExecutor(registry, list(tools), max_calls_per_turn=2)
+        return self._executors[key]
+
+    def context_for(self, caller: Caller, filters: dict[str, Any] | None) -> Context:
+        """The per-request `Context`: tenant-scoped retriever, the request's filters, the caller's tools."""
+        if not self.ready or self.base_context is None or self.knowledge is None:
+            raise NotReadyError("the service is not ready: the store or the model is still loading")
+        retriever = ScopedRetriever(self.knowledge.retriever, caller.tenant)
+        executor = self._executor(caller, retriever)
+        return dataclasses.replace(
+            self.base_context,
+            retriever=retriever,
+            filters=filters,
+            tool_executor=executor,
+            tool_registry=executor.registry if executor else None,
+            tool_allow_list=tuple(executor.allow_list) if executor else None,
+        )
+
+    def turn(
+        self,
+        caller: Caller,
+        question: str,
+        *,
+        thread_id: str | None = None,
+        filters: dict[str, Any] | None = None,
+        history: list[Any] | None = None,
+    ) -> TurnRequest:
+        """Prepare one validated turn (nothing runs or is stored yet) for `ask_turn` / `stream_turn`."""
+        key = thread_key(caller.tenant, thread_id) if thread_id is not None else None
+        context = self.context_for(caller, filters)
+        inputs: dict[str, Any] = {"question": question}
+        if history and key is None:
+            inputs["messages"] = history  # a stateless chat brings its own earlier turns
+        return TurnRequest(
+            graph=self.graph if key else self.stateless_graph,
+            inputs=inputs,
+            context=context,
+            thread_key=key,
+            timeout_s=self.settings.request_timeout_s,
+            runs=self.runs,
+        )
+
+    async def thread(self, caller: Caller, thread_id: str) -> dict[str, Any]:
+        """The stored state of one of the caller's threads (`NotFoundError` if it has none)."""
+        key = thread_key(caller.tenant, thread_id)
+        if not self.ready:
+            raise NotReadyError("the service is not ready")
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
+        values = dict(snapshot.values or {})
+        if not values.get("turn"):  # no completed turn (a cancelled first turn leaves only its input)
+            raise NotFoundError(f"thread {thread_id!r} does not exist")
+        messages = [
+            {"role": "user" if m.type == "human" else "assistant", "content": m.content}
+            for m in values.get("messages") or []
+            if m.type in ("human", "ai")
+        ]
+        return {
+            "thread_id": thread_id,
+            "turns": int(values.get("turn") or 0),
+            "messages": messages,
+            "summary": values.get("summary") or "",
+            "entities": values.get("entities") or {},
+            "last_result": result_from_state(values, sum((values.get("timings_ms") or {}).values())),
+        }

@@ -1,0 +1,102 @@
+"""Checkpointers for the service's conversation threads: memory, SQLite (one host) or PostgreSQL (many).
+
+The graph runs asynchronously in the service (`ainvoke` / `astream`), so the savers are LangGraph's
+async ones: `InMemorySaver`, `AsyncSqliteSaver` (aiosqlite) and `AsyncPostgresSaver` over a psycopg
+connection pool (the optional `serve` extra: `langgraph-checkpoint-postgres`, `psycopg[binary]`).
+All use the control plane's serializer, which allows our own state types.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from haygraph.adapters.service.errors import ServiceConfigError
+from haygraph.control import memory_checkpointer
+from haygraph.control.threads import state_serializer
+
+logger = logging.getLogger(__name__)
+
+POOL_MAX_SIZE = 8
+"""PostgreSQL connections per service process."""
+
+
+def describe_threads_db(threads_db: str | None) -> str:
+    """A log-safe description of where threads live (a PostgreSQL URL without its password)."""
+    if not threads_db:
+        return "memory (lost on restart; pass --threads-db to keep them)"
+    if threads_db.startswith(("postgresql://", "postgres://")):
+        from psycopg.conninfo import conninfo_to_dict
+
+        try:
+            info = conninfo_to_dict(threads_db)
+        except Exception:
+            return "PostgreSQL"
+        return f"PostgreSQL database {info.get('dbname', '?')!r} on {info.get('host', 'localhost')}"
+    return f"SQLite file {threads_db}"
+
+
+def check_threads_db(threads_db: str | None) -> None:
+    """Fail fast, before the server starts, when the threads database cannot be opened."""
+    if not threads_db:
+        return
+    if threads_db.startswith(("postgresql://", "postgres://")):
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise ServiceConfigError(
+                "--threads-db postgresql://... needs the `serve` extra: pip install 'haygraph[serve]'"
+            ) from exc
+        try:
+            psycopg.connect(threads_db, connect_timeout=10).close()
+        except psycopg.Error as exc:
+            raise ServiceConfigError(
+                f"cannot connect to the threads database ({describe_threads_db(threads_db)}): "
+                f"{' '.join(str(exc).split())}"
+            ) from exc
+        return
+    parent = Path(threads_db).expanduser().resolve().parent
+    if not parent.is_dir():
+        raise ServiceConfigError(f"--threads-db: directory {str(parent)!r} does not exist")
+
+
+@asynccontextmanager
+async def open_checkpointer(threads_db: str | None) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """Open the thread store for the life of the server; flushed and closed on exit."""
+    if not threads_db:
+        yield memory_checkpointer()
+        return
+    if threads_db.startswith(("postgresql://", "postgres://")):
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool
+
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            threads_db,
+            min_size=1,
+            max_size=POOL_MAX_SIZE,
+            open=False,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        )
+        await pool.open(wait=True, timeout=30)
+        try:
+            saver = AsyncPostgresSaver(conn=pool, serde=state_serializer())  # type: ignore[arg-type]
+            await saver.setup()
+            yield saver
+        finally:
+            await pool.close()
+        return
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path = Path(threads_db).expanduser()
+    async with aiosqlite.connect(str(path)) as conn:
+        saver_sqlite = AsyncSqliteSaver(conn, serde=state_serializer())
+        await saver_sqlite.setup()
+        yield saver_sqlite
+        await conn.commit()

@@ -1,0 +1,191 @@
+"""Run one conversation turn on the graph asynchronously: whole (`ask_turn`) or as events (`stream_turn`).
+
+Both use the compiled graph's async API (`ainvoke` / `astream`); LangGraph runs our synchronous
+nodes in worker threads, so the event loop is never blocked. A turn on a thread is checkpointed once,
+when it ends (`durability="exit"`). A turn that times out or whose client disconnects is cancelled
+before `analyze`'s results reach the thread: its conversation (messages, summary, entities, turn
+count, last result) is unchanged — LangGraph only records the pending input, which the next turn
+replaces.
+
+Streamed events (`TurnEvent.kind`):
+
+- `progress` `{"node": "retrieve", "ms": 41.7}` — one per graph node, when it finishes;
+- `token` `{"text": "..."}` — answer text: a model's tokens as they are generated, or the finished
+  extractive answer in a few pieces (offline);
+- `result` — the verified result object (as `haygraph ask --json`); its `status` is `rejected` when
+  the model's citations failed validation (the streamed text is then withdrawn);
+- `error` `{"error": {"type", "message"}}` — the deadline passed (the run is cancelled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from haygraph.adapters.service.errors import DeadlineExceededError
+from haygraph.adapters.service.streaming import AnswerTokens, answer_pieces, closing_text
+from haygraph.control import Context, result_from_state
+
+logger = logging.getLogger(__name__)
+
+EventKind = Literal["progress", "token", "result", "error"]
+FAILED_ANSWER = "Something went wrong. Please try again later."
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    """One streamed event of a turn."""
+
+    kind: EventKind
+    data: dict[str, Any]
+
+
+class RunCounter:
+    """Counts graph runs in flight; a cancelled run counts until its task has really ended."""
+
+    def __init__(self) -> None:
+        self.active = 0
+
+    def enter(self) -> None:
+        """A run started."""
+        self.active += 1
+
+    def exit(self) -> None:
+        """A run ended (finished, failed or cancelled)."""
+        self.active -= 1
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """Everything one graph run needs."""
+
+    graph: Any
+    """A compiled graph (with a checkpointer for thread turns, without for stateless ones)."""
+    inputs: dict[str, Any]
+    """The graph input: `{"question": ...}` and optional earlier `messages`."""
+    context: Context
+    """The per-request settings (tenant-scoped retriever, filters, tool allow-list)."""
+    thread_key: str | None = None
+    """The namespaced checkpointer thread id; None = a stateless turn."""
+    timeout_s: float = 60.0
+    """The deadline of the run."""
+    runs: RunCounter | None = field(default=None, compare=False)
+    """The service's in-flight counter: entered when the run starts, left when it has ended."""
+
+    def run_kwargs(self, **extra: Any) -> dict[str, Any]:
+        """Keyword arguments of `ainvoke` / `astream`."""
+        config = {"configurable": {"thread_id": self.thread_key}} if self.thread_key else {}
+        return {
+            "context": self.context,
+            "config": config,
+            "durability": "exit" if self.thread_key else None,
+            **extra,
+        }
+
+
+def failed_state() -> dict[str, Any]:
+    """The state reported for a run that raised (as `haygraph.control.run_turn` does)."""
+    return {"status": "degraded", "answer": FAILED_ANSWER, "path": []}
+
+
+async def ask_turn(request: TurnRequest) -> dict[str, Any]:
+    """Run the turn to the end; the result object, or `DeadlineExceededError` at the deadline."""
+    start = time.perf_counter()
+    if request.runs is not None:
+        request.runs.enter()
+    try:
+        state = await asyncio.wait_for(
+            request.graph.ainvoke(request.inputs, **request.run_kwargs()), request.timeout_s
+        )
+    except TimeoutError as exc:
+        raise DeadlineExceededError(
+            f"the answer took longer than the {request.timeout_s:g} s deadline; the run was cancelled"
+        ) from exc
+    except Exception:
+        logger.exception("graph run failed (thread %s)", request.thread_key)
+        state = failed_state()
+    finally:
+        if request.runs is not None:
+            request.runs.exit()
+    return result_from_state(dict(state), (time.perf_counter() - start) * 1000.0)
+
+
+def _node_ms(update: Any, node: str) -> float:
+    timings = update.get("timings_ms") if isinstance(update, dict) else None
+    timings = getattr(timings, "value", timings)  # the entry node writes an Overwrite
+    return round(float((timings or {}).get(node, 0.0)), 3)
+
+
+async def _run_events(request: TurnRequest) -> AsyncIterator[TurnEvent]:
+    start = time.perf_counter()
+    tokens = AnswerTokens()
+    final: dict[str, Any] | None = None
+    stream = request.graph.astream(
+        request.inputs, **request.run_kwargs(stream_mode=["updates", "messages", "values"])
+    )
+    try:
+        async with aclosing(stream) as events:
+            async for mode, payload in events:
+                if mode == "updates":
+                    for node, update in payload.items():
+                        yield TurnEvent("progress", {"node": node, "ms": _node_ms(update, node)})
+                elif mode == "messages":
+                    delta = tokens.feed(*payload)
+                    if delta:
+                        yield TurnEvent("token", {"text": delta})
+                elif mode == "values":
+                    final = dict(payload)
+    except Exception:
+        logger.exception("graph run failed (thread %s)", request.thread_key)
+        final = failed_state()
+    result = result_from_state(final or failed_state(), (time.perf_counter() - start) * 1000.0)
+    rest = closing_text(tokens.text, result["answer"]) if result["status"] != "rejected" else ""
+    for piece in answer_pieces(rest):
+        yield TurnEvent("token", {"text": piece})
+    yield TurnEvent("result", result)
+
+
+async def stream_turn(request: TurnRequest) -> AsyncIterator[TurnEvent]:
+    """Run the turn and yield its events (see the module docstring) until `result` or the deadline.
+
+    The graph runs in its own task feeding a queue, so the deadline and a client disconnect
+    (closing this generator) cancel it cleanly; `request.runs` counts it until that task has ended.
+    """
+    queue: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
+
+    async def produce() -> None:
+        try:
+            async for event in _run_events(request):
+                queue.put_nowait(event)
+        finally:
+            queue.put_nowait(None)
+
+    task = asyncio.create_task(produce())
+    if request.runs is not None:
+        runs = request.runs
+        runs.enter()
+        task.add_done_callback(lambda _t: runs.exit())
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + request.timeout_s
+    try:
+        while True:
+            try:
+                event = await asyncio.wait_for(queue.get(), max(deadline - loop.time(), 0.0))
+            except TimeoutError:
+                message = (
+                    f"the answer took longer than the {request.timeout_s:g} s deadline; the run was cancelled"
+                )
+                yield TurnEvent(
+                    "error", {"error": {"type": DeadlineExceededError.error_type, "message": message}}
+                )
+                return
+            if event is None:
+                return
+            yield event
+    finally:
+        task.cancel()  # no-op when finished; otherwise the graph run (and its stream) is cancelled

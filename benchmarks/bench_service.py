@@ -1,0 +1,194 @@
+"""Benchmark `haygraph serve`: concurrent clients asking over HTTP vs a cold-start `haygraph ask`.
+
+Starts a real server process on 127.0.0.1 over the handbook store (built from the bundled sample
+with the embedding cache when no --store is given), runs CLIENTS concurrent clients that each send
+ASKS one-off questions to `POST /v1/ask`, and reports latency p50/p95, throughput and errors (any
+non-200 response or transport failure). In the same run it times `haygraph ask --json` as a fresh
+process (model and store loaded per call), which is what the service saves.
+
+    python benchmarks/bench_service.py [--store DIR] [--clients 8] [--asks 50] [--out result.json]
+
+Traffic goes only to the server this script starts on 127.0.0.1; the loops are bounded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+QUESTIONS = (
+    "How many days of annual leave do I get?",
+    "What is the minimum length for my password?",
+    "请问婚假有几天？",
+    "Can I carry over unused annual leave?",
+    "每个月报销截止是几号？",
+    "How do I book a meeting room?",
+    "Can I bring my dog to the office?",
+    "Hi there!",
+)
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HAYSTACK_TELEMETRY_ENABLED": "False"}
+
+
+def build_handbook_store(root: Path) -> Path:
+    """Index the bundled handbook into `root/store` (embeddings from $HAYGRAPH_CACHE_DIR when cached)."""
+    from haygraph.retrieval import KnowledgeBase, sample_handbook_path
+
+    store = root / "store"
+    KnowledgeBase(store_dir=store).index([sample_handbook_path()])
+    return store
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(store: Path, port: int) -> tuple[subprocess.Popen[bytes], float]:
+    """Start `haygraph serve` and wait until /readyz answers; returns the process and its start-up seconds."""
+    start = time.perf_counter()
+    cmd = [sys.executable, "-m", "haygraph.adapters.cli", "serve", "--store", str(store), "--port", str(port)]
+    proc = subprocess.Popen(cmd, env={**os.environ, **OFFLINE_ENV}, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the server exited with status {proc.returncode}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                return proc, time.perf_counter() - start
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("the server did not become ready within 300 s")
+
+
+def run_clients(url: str, clients: int, asks: int) -> dict[str, Any]:
+    """`clients` threads each send `asks` questions; latencies in ms, error count, wall time."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    statuses: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def client(index: int) -> None:
+        with httpx.Client(base_url=url, timeout=120) as http:
+            for n in range(asks):
+                question = QUESTIONS[(index + n) % len(QUESTIONS)]
+                start = time.perf_counter()
+                try:
+                    response = http.post("/v1/ask", json={"question": question})
+                    ok = response.status_code == 200
+                    status = response.json().get("status") if ok else None
+                except httpx.HTTPError as exc:
+                    ok, status = False, None
+                    response = None
+                    with lock:
+                        errors.append(f"{type(exc).__name__}: {exc}")
+                elapsed = (time.perf_counter() - start) * 1000.0
+                with lock:
+                    latencies.append(elapsed)
+                    if not ok and response is not None:
+                        errors.append(f"HTTP {response.status_code}: {response.text[:200]}")
+                    if status:
+                        statuses[status] = statuses.get(status, 0) + 1
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    wall = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - wall
+    values = np.asarray(latencies)
+    return {
+        "requests": len(latencies),
+        "errors": len(errors),
+        "error_samples": errors[:5],
+        "statuses": statuses,
+        "p50_ms": round(float(np.percentile(values, 50)), 1),
+        "p95_ms": round(float(np.percentile(values, 95)), 1),
+        "max_ms": round(float(values.max()), 1),
+        "wall_s": round(wall, 2),
+        "throughput_rps": round(len(latencies) / wall, 1),
+    }
+
+
+def cold_cli_ask(store: Path, runs: int) -> dict[str, Any]:
+    """Time `haygraph ask --json` as a fresh process `runs` times (median and each run, seconds)."""
+    times = []
+    for n in range(runs):
+        question = QUESTIONS[n % len(QUESTIONS)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "haygraph.adapters.cli",
+            "ask",
+            question,
+            "--store",
+            str(store),
+            "--json",
+        ]
+        start = time.perf_counter()
+        subprocess.run(cmd, env={**os.environ, **OFFLINE_ENV}, check=True, capture_output=True, timeout=300)
+        times.append(time.perf_counter() - start)
+    return {
+        "runs": runs,
+        "median_s": round(float(np.median(times)), 2),
+        "each_s": [round(t, 2) for t in times],
+    }
+
+
+def main() -> None:
+    """Run the benchmark and print (and optionally save) the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, help="store directory (default: the handbook, indexed now)")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--asks", type=int, default=50, help="questions per client")
+    parser.add_argument("--cli-runs", type=int, default=3, help="cold-start `haygraph ask` runs")
+    parser.add_argument("--out", type=Path, help="write the figures as JSON")
+    args = parser.parse_args()
+    os.environ.update(OFFLINE_ENV)
+    with tempfile.TemporaryDirectory(prefix="bench-service-") as tmp:
+        store = args.store or build_handbook_store(Path(tmp))
+        port = free_port()
+        server, startup_s = start_server(store, port)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            run_clients(url, 2, 2)  # warm the first code paths
+            service = run_clients(url, args.clients, args.asks)
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+        cli = cold_cli_ask(store, args.cli_runs)
+    figures = {"clients": args.clients, "asks_per_client": args.asks, "server_startup_s": round(startup_s, 1)}
+    figures |= {"service": service, "cli_cold_ask": cli}
+    out = sys.stdout
+    out.write(f"server start-up (store + model loaded, warm): {figures['server_startup_s']} s\n")
+    out.write(
+        f"service /v1/ask, {args.clients} clients x {args.asks}: p50 {service['p50_ms']} ms, "
+        f"p95 {service['p95_ms']} ms, max {service['max_ms']} ms, {service['throughput_rps']} req/s, "
+        f"errors {service['errors']} / {service['requests']}; statuses {service['statuses']}\n"
+    )
+    out.write(f"cold `haygraph ask --json` (new process each): median {cli['median_s']} s {cli['each_s']}\n")
+    if args.out:
+        args.out.write_text(json.dumps(figures, ensure_ascii=False, indent=2))
+    if service["errors"]:
+        out.write(f"ERRORS: {service['error_samples']}\n")
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Run the real service on uvicorn in a background thread (127.0.0.1, a free port); parse SSE.
+
+Not a test module; used by the `test_app*` / `test_openai_client` modules.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from haystack import Document
+
+from haygraph.adapters.service import HaygraphService, create_app
+
+KEY_A = "hg-test-tenant-a-000000000001"
+KEY_B = "hg-test-tenant-b-000000000002"
+
+TENANT_DOCS = [
+    Document(
+        content="Acme travel policy. Economy class is booked for every flight under six hours. "
+        "The Acme per diem for business travel is 60 euros a day.",
+        meta={"source_id": "acme-travel.md", "tenant": "A"},
+    ),
+    Document(
+        content="Acme expense claims must be filed within 30 days of the trip through the Acme portal.",
+        meta={"source_id": "acme-expenses.md", "tenant": "A"},
+    ),
+    Document(
+        content="Globex travel policy. Business class is allowed for flights over four hours. "
+        "The Globex per diem for business travel is 90 dollars a day.",
+        meta={"source_id": "globex-travel.md", "tenant": "B"},
+    ),
+    Document(
+        content="Globex expense claims are due within 14 days of the trip and need a manager's approval.",
+        meta={"source_id": "globex-expenses.md", "tenant": "B"},
+    ),
+]
+TENANT_SOURCES = {
+    "A": {"acme-travel.md", "acme-expenses.md"},
+    "B": {"globex-travel.md", "globex-expenses.md"},
+}
+
+
+def build_tenant_store(store: Path, cache_dir: Path) -> Path:
+    """Index the two-tenant corpus (real embedding model; embeddings cached in `cache_dir`)."""
+    from haygraph.retrieval import KnowledgeBase, RetrievalConfig
+
+    config = RetrievalConfig().with_overrides(embedder={"cache_dir": str(cache_dir)})
+    KnowledgeBase(config, store).index_documents(list(TENANT_DOCS))
+    return store
+
+
+def write_keys(path: Path) -> Path:
+    """An API-keys file: KEY_A -> tenant A, KEY_B -> tenant B (only `today` and knowledge search)."""
+    path.write_text(
+        f'"{KEY_A}": {{tenant: A}}\n"{KEY_B}": {{tenant: B, tools: [today, search_knowledge_base]}}\n'
+    )
+    return path
+
+
+@contextmanager
+def running_server(service: HaygraphService) -> Iterator[str]:
+    """Serve `service` on 127.0.0.1 (free port) in a thread; yields the base URL; stops gracefully."""
+    service.load()
+    config = uvicorn.Config(create_app(service), host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def parse_sse(text: str) -> list[tuple[str | None, Any]]:
+    """(event name, JSON data or the raw string) for each event of an SSE body."""
+    events: list[tuple[str | None, Any]] = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        name, data = None, []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+        if data:
+            raw = "\n".join(data)
+            try:
+                events.append((name, json.loads(raw)))
+            except json.JSONDecodeError:
+                events.append((name, raw))
+    return events
