@@ -103,7 +103,7 @@ class TestEmbeddedDocumentStore:
 
     def test_persistence_round_trip(self, tmp_path):
         store = small_store()
-        store.meta["config"] = {"k": 1}
+        store.meta["config"] = {"bm25": {"k1": 1.5}}
         bm25 = store.bm25_index(_template())
         store.save(tmp_path / "kb")
         loaded = EmbeddedDocumentStore.load(tmp_path / "kb")
@@ -111,7 +111,7 @@ class TestEmbeddedDocumentStore:
             (d.id, d.content, d.meta) for d in store.documents
         ]
         np.testing.assert_array_equal(loaded.matrix(), store.matrix())
-        assert loaded.meta == {"config": {"k": 1}}
+        assert loaded.meta == {"config": {"bm25": {"k1": 1.5}}}
         reloaded_bm25 = loaded.bm25_index(_template())
         assert reloaded_bm25 is not bm25 and reloaded_bm25._bm25 is not None
         np.testing.assert_allclose(reloaded_bm25.scores("leave"), bm25.scores("leave"))
