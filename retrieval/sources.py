@@ -83,7 +83,7 @@ def match_sources(
         if not keys:
             unknown.append(name)
             continue
-        tenants = sorted({str(k[0]) for k in keys})
+        tenants = sorted({"no tenant" if k[0] is None else k[0] for k in keys})
         if len(keys) > 1:
             raise InputError(
                 f"source {name!r} exists for several tenants ({', '.join(tenants)}); choose one with "
