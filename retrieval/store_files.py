@@ -312,6 +312,6 @@ def _is_int(value: Any) -> bool:
 
 def _corrupt(root: Path, path: Path, problem: str) -> CorruptStoreError:
     return CorruptStoreError(
-        f"store file {path} {problem}; the store at {root} cannot be used. Fix: re-index — delete {root} "
-        "and run `haygraph index PATH... --store` again (or index into a new directory)"
+        f"store {root} is corrupt: {path} {problem}. Fix: re-index — delete {root} and run "
+        f"`haygraph index PATH... --store {root}` again (or index into a new directory)"
     )
