@@ -133,9 +133,9 @@ def _read_manifest(root: Path, path: Path) -> dict[str, Any]:
     if manifest.get("format") != FORMAT_VERSION:
         raise _corrupt(root, path, f"has unsupported store format {manifest.get('format')!r}")
     count, dim = manifest.get("count"), manifest.get("dim")
-    if not _is_int(count) or count < 0:
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise _corrupt(root, path, f"has no valid document count (got {count!r})")
-    if dim is not None and (not _is_int(dim) or dim <= 0):
+    if dim is not None and (not isinstance(dim, int) or isinstance(dim, bool) or dim <= 0):
         raise _corrupt(root, path, f"has an invalid embedding dimension {dim!r}")
     if not isinstance(manifest.get("meta", {}), dict):
         raise _corrupt(root, path, "has a 'meta' entry that is not an object")
@@ -304,10 +304,6 @@ def _fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _corrupt(root: Path, path: Path, problem: str) -> CorruptStoreError:
