@@ -8,6 +8,7 @@ sources of a directory whose files were deleted. Pure functions over documents, 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,11 +47,13 @@ def sources_under(
     """Sources of `tenant` whose file lies inside one of `directories` (resolved)."""
     roots = [d.resolve() for d in directories]
     found: set[SourceKey] = set()
+    checked: set[SourceKey] = set()  # one file per source: resolve each path once
     for doc in documents:
         key = source_key(doc)
         file_path = doc.meta.get("file_path")
-        if key[0] != tenant or key in found or not isinstance(file_path, str) or not file_path:
+        if key[0] != tenant or key in checked or not isinstance(file_path, str) or not file_path:
             continue
+        checked.add(key)
         resolved = Path(file_path).resolve()
         if any(resolved.is_relative_to(root) for root in roots):
             found.add(key)
@@ -100,7 +103,7 @@ def match_sources(
 
 
 def check_extra_meta(meta: Any) -> dict[str, Any]:
-    """Validate extra meta for `index` (``--meta KEY=VALUE``): a dict, no reserved keys, a string tenant."""
+    """Check extra meta for `index` (``--meta KEY=VALUE``): JSON-able dict, no reserved keys, str tenant."""
     if meta is None:
         return {}
     if not isinstance(meta, dict) or not all(isinstance(k, str) and k for k in meta):
@@ -111,4 +114,9 @@ def check_extra_meta(meta: Any) -> dict[str, Any]:
     tenant = meta.get("tenant")
     if tenant is not None and (not isinstance(tenant, str) or not tenant.strip()):
         raise InputError(f"meta['tenant'] must be a non-empty string, but got {tenant!r}")
+    for key, value in meta.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise InputError(f"meta[{key!r}] cannot be saved as JSON ({exc})") from exc
     return dict(meta)

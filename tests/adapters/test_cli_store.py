@@ -78,6 +78,19 @@ class TestIndexAndRemoveOptions:
         assert "removed 1 source(s) whose files are gone: pets.md" in capsys.readouterr().out
         assert set(_sources(store)) == {"sub/travel.md"}
 
+    def test_missing_current_keeps_the_previous_version(
+        self, docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        # regression: with CURRENT missing, `haygraph index NEW --store S` deleted the intact version
+        store = tmp_path / "kb"
+        assert main(["index", str(docs), "--store", str(store), "--no-progress"]) == 0
+        (store / "CURRENT").unlink()
+        new = tmp_path / "new.md"
+        new.write_text("# New\n\nThe library opens at nine.\n")
+        assert main(["index", str(new), "--store", str(store), "--no-progress"]) == 0
+        assert "holds 3 chunk(s)" in capsys.readouterr().out
+        assert set(_sources(store)) == {"sub/travel.md", "pets.md", "new.md"}
+
     def test_remove_command(self, docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         store = tmp_path / "kb"
         assert main(["index", str(docs), "--store", str(store), "--no-progress"]) == 0

@@ -70,6 +70,7 @@ class TestSources:
             ({"file_path": "/x"}, "may not set file_path"),
             ({"tenant": 3}, "non-empty string"),
             ({"": "x"}, "non-empty string keys"),
+            ({"when": object()}, r"meta\['when'\] cannot be saved as JSON"),
         ]:
             with pytest.raises(InputError, match=message):
                 check_extra_meta(bad)
