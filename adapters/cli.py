@@ -1,4 +1,4 @@
-"""The `haygraph` command line: index, search, ask, chat, eval, serve, serve-mcp, demo.
+"""The `haygraph` command line: index, remove, search, ask, chat, eval, serve, serve-mcp, demo.
 
 Every command prints one clear error line and exits non-zero on bad input (argparse's own errors
 included); no stack traces unless `--debug` is given. `--debug` and `-v` are accepted before or after
@@ -66,16 +66,45 @@ def _load_config(path: str | None) -> Any:
         raise ConfigError(f"--config {path}: {exc}") from exc
 
 
+def _store_dir(value: str) -> Path:
+    """The `--store` directory; a path naming a file is refused with a clear message."""
+    store = Path(value)
+    if store.exists() and not store.is_dir():
+        raise ValueError(f"--store {store} is a file, not a store directory; give the directory of the store")
+    return store
+
+
+def _parse_meta(pairs: Sequence[str] | None) -> dict[str, str] | None:
+    """`--meta KEY=VALUE` pairs as a dict (validated like `KnowledgeBase.index(meta=...)`)."""
+    if not pairs:
+        return None
+    from haygraph.retrieval.errors import InputError
+    from haygraph.retrieval.sources import check_extra_meta
+
+    meta: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--meta expects KEY=VALUE, got {pair!r}")
+        meta[key.strip()] = value
+    try:
+        return check_extra_meta(meta)
+    except InputError as exc:
+        raise ValueError(f"--meta: {exc}") from exc
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     """Index files, directories or a BEIR corpus.jsonl into a store directory."""
     from haygraph.retrieval.knowledge_base import KnowledgeBase
+    from haygraph.retrieval.store import store_exists
 
-    store = Path(args.store)
-    if (store / "CURRENT").is_file() and not args.config:
+    store = _store_dir(args.store)
+    meta = _parse_meta(args.meta)
+    if store_exists(store) and not args.config:
         kb = KnowledgeBase.open(store)
     else:
         kb = KnowledgeBase(_load_config(args.config), store_dir=store)
-        if (store / "CURRENT").is_file():
+        if store_exists(store):
             from haygraph.retrieval.store import EmbeddedDocumentStore
 
             kb.store = EmbeddedDocumentStore.load(store)
@@ -83,23 +112,42 @@ def cmd_index(args: argparse.Namespace) -> int:
     files = [p for p in args.paths if not str(p).endswith(".jsonl")]
     progress = not args.no_progress
     reports = []
-    for corpus in beir:
-        reports.append(kb.index_beir(corpus, progress=progress, save=not files))
-    if files:
-        reports.append(kb.index(files, progress=progress))
+    with kb.writing():  # one writer lock for the whole command (another writer waits, see README)
+        for corpus in beir:
+            reports.append(kb.index_beir(corpus, progress=progress, save=not files, meta=meta))
+        if files:
+            reports.append(kb.index(files, progress=progress, meta=meta, delete_missing=not args.no_delete))
     for rep in reports:
         print(
             f"indexed {rep.sources} source(s) -> {rep.chunks} chunk(s) "
             f"({rep.embedded} embedded, {rep.from_cache} from cache, {rep.removed_stale} stale removed) "
             f"in {rep.seconds:.1f}s; store {store} holds {rep.total_documents} chunk(s)"
         )
+        if rep.removed_sources:
+            gone = ", ".join(rep.removed_sources)
+            print(f"removed {len(rep.removed_sources)} source(s) whose files are gone: {gone}")
+        for note in rep.skipped:
+            print(f"skipped {note}")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    """Remove sources (by source id or indexed file path) from a store."""
+    from haygraph.retrieval.knowledge_base import KnowledgeBase
+
+    store = _store_dir(args.store)
+    report = KnowledgeBase.open(store).remove_sources(args.sources, tenant=args.tenant)
+    print(
+        f"removed {len(report.sources)} source(s) ({report.chunks} chunk(s)): {', '.join(report.sources)}; "
+        f"store {store} holds {report.total_documents} chunk(s)"
+    )
     return 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Search a store with its settings (over them: --config, --tuned, --mode, --top-k); print the ranking."""
     layers = settings_layers(args.config, args.tuned, mode=args.mode, top_k=args.top_k)
-    kb = open_knowledge_base(args.store, layers)
+    kb = open_knowledge_base(_store_dir(args.store), layers)
     settings = describe_settings(kb, layers)
     result = kb.search(args.query, filters=filters_from_pairs(args.filter))
     if args.json:
@@ -174,7 +222,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", required=True, help="store directory (created or updated)")
     p.add_argument("--config", help="retrieval config file (YAML or JSON); default: built-in defaults")
     p.add_argument("--no-progress", action="store_true", help="hide the embedding progress bar")
+    p.add_argument(
+        "--meta",
+        action="append",
+        metavar="KEY=VALUE",
+        help="metadata for every indexed document, repeatable (e.g. --meta tenant=acme)",
+    )
+    p.add_argument(
+        "--no-delete",
+        action="store_true",
+        help="keep sources whose files are gone from an indexed directory (default: remove them)",
+    )
     p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("remove", help="remove sources (source ids or indexed file paths) from a store")
+    p.add_argument(
+        "sources", nargs="+", metavar="SOURCE", help="source ids as search shows them, or file paths"
+    )
+    p.add_argument("--store", required=True, help="store directory")
+    p.add_argument(
+        "--tenant", help="only this tenant's sources (needed when an id exists for several tenants)"
+    )
+    p.set_defaults(func=cmd_remove)
 
     p = sub.add_parser("search", help="print the ranked chunks for a query")
     p.add_argument("query")

@@ -110,6 +110,8 @@ def prepare_index(
             return kb, _info(kb, None, None, None, reused=True)
         logger.info("rebuilding the index in %s: %s", store_dir, reason)
     kb = KnowledgeBase(config, store_dir)
+    if store_dir is not None:
+        kb.clear()  # indexing into an existing store updates it; a rebuild replaces its content instead
     start = time.perf_counter()
     if need_embeddings:
         report = kb.index_beir(corpus_path, progress=progress, save=store_dir is not None)

@@ -123,16 +123,30 @@ class BM25Index:
             self._bm25.save(str(directory), show_progress=False)
 
     @classmethod
-    def load(cls, directory: Path, expected_params: dict[str, Any]) -> BM25Index | None:
-        """Load a saved index if it was built with `expected_params`; None when absent or different."""
+    def load(cls, directory: Path, expected_params: dict[str, Any] | None = None) -> BM25Index | None:
+        """Load a saved index if it was built with `expected_params` (any, when None).
+
+        Returns None when there is no saved index or it was built with other parameters; raises
+        ValueError (or the underlying OSError/JSON error) when the saved files are unusable.
+        """
         meta_file = directory / "haygraph_bm25.json"
         if not meta_file.is_file():
             return None
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
-        if meta.get("params") != expected_params or "doc_freq" not in meta:
+        if not isinstance(meta, dict) or not isinstance(meta.get("params"), dict) or "doc_freq" not in meta:
+            raise ValueError("not a haygraph BM25 index description")
+        if expected_params is not None and meta["params"] != expected_params:
             return None
         params = meta["params"]
-        index = cls(BM25Tokenizer(**params["tokenizer"]), params["k1"], params["b"], params["method"])
+        k1, b = params.get("k1"), params.get("b")
+        numbers = (k1, b)
+        if not all(
+            isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in numbers
+        ):
+            raise ValueError(f"k1 and b must be finite numbers, but got k1={k1!r}, b={b!r}")
+        if k1 <= 0 or not 0 <= b <= 1:
+            raise ValueError(f"k1 must be > 0 and b in [0, 1], but got k1={k1!r}, b={b!r}")
+        index = cls(BM25Tokenizer(**params["tokenizer"]), k1, b, params["method"])
         index.num_docs = int(meta["num_docs"])
         index.doc_freq = {str(k): int(v) for k, v in (meta.get("doc_freq") or {}).items()}
         if index.num_docs:

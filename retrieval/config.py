@@ -1,17 +1,29 @@
 """The one typed configuration from which both retrieval pipelines are built.
 
 Every section is a frozen Pydantic model with `extra="forbid"`, so an unknown key is an error that
-names the key instead of a silently ignored setting.
+names the key instead of a silently ignored setting. Numbers must be finite and in range (NaN and
+infinity are refused), booleans must be booleans (`true` is not the number 1, and 1 is not `true`),
+and config files are size- and depth-limited before they are validated.
 """
 
 from __future__ import annotations
 
 import json
+import types
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from haygraph.retrieval.errors import ConfigError
 
@@ -28,16 +40,61 @@ SCENARIO_WEIGHTS: dict[str, tuple[float, float]] = {
 """(BM25, dense) fusion weights per scenario preset (SPEC §2)."""
 
 
+MAX_CONFIG_BYTES = 1_000_000
+"""Largest config file accepted (a real one is a few hundred bytes)."""
+MAX_CONFIG_DEPTH = 32
+"""Deepest nesting of mappings/lists accepted in a config file (ours is 4 deep)."""
+MAX_CONFIG_NODES = 10_000
+"""Most values (counting every mapping entry and list item, aliases expanded) in a config file."""
+
+
 class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _strict_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+        """Refuse a boolean where a number is expected and anything but a boolean where one is expected.
+
+        Pydantic's lax mode would read `true` as 1 and 1 (or "yes") as True; in a config file that is
+        almost always a mistake.
+        """
+        if info.field_name is None:
+            return value
+        kind = _scalar_kind(cls.model_fields[info.field_name].annotation)
+        if kind == "bool" and not isinstance(value, bool):
+            raise ValueError(f"must be true or false, but got {value!r}")
+        if kind == "number" and isinstance(value, bool):
+            raise ValueError(f"must be a number, but got the boolean {value!r}")
+        if kind == "numbers" and isinstance(value, list | tuple) and any(isinstance(v, bool) for v in value):
+            raise ValueError(f"must be numbers, but got {value!r}")
+        return value
+
+
+def _scalar_kind(annotation: Any) -> str | None:
+    """'bool', 'number', 'numbers' (a tuple of numbers) or None for the field type `annotation`."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        annotation = args[0]
+    if annotation is bool:
+        return "bool"
+    if annotation in (int, float):
+        return "number"
+    if typing.get_origin(annotation) is tuple and all(a in (int, float) for a in typing.get_args(annotation)):
+        return "numbers"
+    return None
 
 
 class SplitterConfig(_Section):
     """Structure-then-sentence splitting. Disable it to index documents whole (e.g. BEIR abstracts)."""
 
     enabled: bool = True
-    min_chars: int = Field(default=300, gt=0, description="Target minimum chunk length in characters.")
-    max_chars: int = Field(default=800, gt=0, description="Hard maximum chunk length in characters.")
+    min_chars: int = Field(
+        default=300, gt=0, le=100_000, description="Target minimum chunk length in characters."
+    )
+    max_chars: int = Field(
+        default=800, gt=0, le=100_000, description="Hard maximum chunk length in characters."
+    )
 
     @model_validator(mode="after")
     def _check_range(self) -> SplitterConfig:
@@ -53,7 +110,7 @@ class EmbedderConfig(_Section):
         default=BUNDLED_MODEL,
         description="Model name or local path; 'all-MiniLM-L6-v2' means the bundled offline copy.",
     )
-    batch_size: int = Field(default=32, gt=0)
+    batch_size: int = Field(default=32, gt=0, le=4096)
     cache_dir: str | None = Field(
         default=None,
         description="Embedding cache directory; default: $HAYGRAPH_CACHE_DIR or ~/.cache/haygraph.",
@@ -67,8 +124,8 @@ class BM25Config(_Section):
     backend: Literal["bm25s", "haystack"] = Field(
         default="bm25s", description="bm25s sparse-matrix BM25 (fast) or Haystack's InMemoryBM25Retriever."
     )
-    k1: float = Field(default=1.2, gt=0)
-    b: float = Field(default=0.75, ge=0, le=1)
+    k1: float = Field(default=1.2, gt=0, le=10, description="Term-frequency saturation, usually 0.5-2.")
+    b: float = Field(default=0.75, ge=0, le=1, description="Length normalization, 0 (none) to 1 (full).")
     method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
     language: Literal["auto", "en", "zh"] = Field(
         default="auto", description="auto: jieba for CJK runs, English stemming + stop words elsewhere."
@@ -96,8 +153,10 @@ class FusionConfig(_Section):
     weights: tuple[float, float] | None = Field(
         default=None, description="(bm25, dense) weights; overrides the scenario preset when set."
     )
-    rrf_k: int = Field(default=60, gt=0)
-    candidates: int = Field(default=50, gt=0, description="How many results each retriever contributes.")
+    rrf_k: int = Field(default=60, gt=0, le=100_000)
+    candidates: int = Field(
+        default=50, gt=0, le=100_000, description="How many results each retriever contributes."
+    )
 
     @model_validator(mode="after")
     def _check_weights(self) -> FusionConfig:
@@ -116,7 +175,7 @@ class RerankerConfig(_Section):
     model: str | None = Field(
         default=None, description="Cross-encoder name or local path; None = no reranker."
     )
-    top_k_in: int = Field(default=10, gt=0, description="How many fused results are reranked.")
+    top_k_in: int = Field(default=10, gt=0, le=10_000, description="How many fused results are reranked.")
     on_unavailable: Literal["error", "skip"] = Field(
         default="error",
         description="If the model cannot be loaded offline: fail at build time, or skip and record it.",
@@ -128,8 +187,14 @@ class CutConfig(_Section):
 
     enabled: bool = True
     drop_ratio: float = Field(default=0.5, gt=0, lt=1)
-    max_keep: int = Field(default=5, gt=0)
-    min_keep: int = Field(default=1, gt=0)
+    max_keep: int = Field(default=5, gt=0, le=10_000)
+    min_keep: int = Field(default=1, gt=0, le=10_000)
+
+    @model_validator(mode="after")
+    def _check_keep(self) -> CutConfig:
+        if self.min_keep > self.max_keep:
+            raise ValueError(f"min_keep must be <= max_keep, but got {self.min_keep} > {self.max_keep}")
+        return self
 
 
 class RelevanceConfig(_Section):
@@ -162,7 +227,7 @@ class QueryConfig(_Section):
     """Query pipeline: which retrievers, how they are fused, reranked and cut."""
 
     mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
-    top_k: int = Field(default=5, gt=0, description="Results returned when the cut is disabled.")
+    top_k: int = Field(default=5, gt=0, le=10_000, description="Results returned when the cut is disabled.")
     fusion: FusionConfig = FusionConfig()
     reranker: RerankerConfig = RerankerConfig()
     cut: CutConfig = CutConfig()
@@ -181,6 +246,9 @@ class RetrievalConfig(_Section):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RetrievalConfig:
         """Validate a plain dict; unknown keys or bad values raise `ConfigError` naming them."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"a retrieval config must be a mapping, got {type(data).__name__}")
+        _check_shape(data, "mapping")
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
@@ -189,21 +257,29 @@ class RetrievalConfig(_Section):
     @classmethod
     def from_file(cls, path: str | Path) -> RetrievalConfig:
         """Load a YAML or JSON config file."""
+        if isinstance(path, bool) or not isinstance(path, str | Path):
+            raise ConfigError(f"config path must be a file path, but got {path!r}")
         path = Path(path)
         try:
+            if path.stat().st_size > MAX_CONFIG_BYTES:
+                raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES:,} bytes")
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"config file {path} is not UTF-8 text: {exc.reason}") from exc
+        kind = path.suffix.lstrip(".") or "YAML"
         try:
             data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
         except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            raise ConfigError(
-                f"config file {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}"
-            ) from exc
+            raise ConfigError(f"config file {path} is not valid {kind}: {exc}") from exc
+        except RecursionError as exc:  # the parsers recurse once per nesting level
+            raise ConfigError(f"config file {path} is nested too deeply to be a config") from exc
         if data is None:
             data = {}
         if not isinstance(data, dict):
             raise ConfigError(f"config file {path} must hold a mapping, got {type(data).__name__}")
+        _check_shape(data, str(path))
         return cls.from_dict(data)
 
     def with_overrides(self, **sections: Any) -> RetrievalConfig:
@@ -214,6 +290,26 @@ class RetrievalConfig(_Section):
                 raise ConfigError(f"unknown config section {key!r}; valid: {', '.join(data)}")
             data[key] = _deep_merge(data[key], value) if isinstance(value, dict) else value
         return RetrievalConfig.from_dict(data)
+
+
+def _check_shape(data: Any, where: str) -> None:
+    """Refuse configs nested deeper than MAX_CONFIG_DEPTH or holding more than MAX_CONFIG_NODES values.
+
+    Iterative, and it stops at the limit, so YAML aliases that expand exponentially cost nothing.
+    """
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    nodes = 0
+    while stack:
+        value, depth = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth > MAX_CONFIG_DEPTH:
+            raise ConfigError(f"config {where} is nested deeper than {MAX_CONFIG_DEPTH} levels")
+        children = list(value.values()) if isinstance(value, dict) else value
+        nodes += len(children)
+        if nodes > MAX_CONFIG_NODES:
+            raise ConfigError(f"config {where} holds more than {MAX_CONFIG_NODES:,} values")
+        stack.extend((child, depth + 1) for child in children)
 
 
 def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from haygraph.retrieval.errors import (
     EmptyCorpusError,
     EmptyDocumentError,
     InputError,
+    SourceConflictError,
     UnreadableFileError,
     UnsupportedFileError,
 )
@@ -199,21 +200,42 @@ def _read_pdf(path: Path) -> str:
         pdf.close()
 
 
-def _expand(source: str | Path) -> tuple[list[Path], Path]:
-    """Return the files of one source (a directory expanded, sorted, hidden skipped) and its root."""
-    path = Path(source).expanduser().absolute()
+def _expand(source: str | Path) -> tuple[list[tuple[Path, str]], list[str]]:
+    """The files of one source as ``(resolved path, default source id)``, and what was skipped (with reasons).
+
+    A directory is walked recursively (sorted); ids are paths relative to it. Hidden entries (names
+    starting with ``.``), unsupported file types and links to folders are skipped and reported. A file
+    argument's default id is its name.
+    """
+    given = Path(source).expanduser()
+    path = given.resolve()  # one file has one identity, whichever path reaches it
     if not path.is_dir():
-        return [path], path.parent
-    found = [
-        p
-        for p in sorted(path.rglob("*"))
-        if p.is_file()
-        and p.suffix.lower() in SUPPORTED_EXTENSIONS
-        and not any(part.startswith(".") for part in p.relative_to(path).parts)
-    ]
+        return [(path, path.name)], []
+    found: list[tuple[Path, str]] = []
+    skipped: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        here = Path(dirpath)
+        for name in list(dirnames):
+            if name.startswith("."):
+                skipped.append(f"{here / name}/: hidden folder (names starting with '.' are not indexed)")
+            elif (here / name).is_symlink():
+                skipped.append(f"{here / name}/: link to a folder (not followed; index its target instead)")
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (here / d).is_symlink())
+        for name in filenames:
+            file = here / name
+            if name.startswith("."):
+                skipped.append(f"{file}: hidden file (names starting with '.' are not indexed)")
+            elif file.suffix.lower() not in SUPPORTED_EXTENSIONS:
+                skipped.append(
+                    f"{file}: unsupported file type {file.suffix.lower() or '(none)'!r}; use {_extensions()}"
+                )
+            elif not file.is_file():
+                skipped.append(f"{file}: not a regular file (a broken link?)")
+            else:
+                found.append((file.resolve(), file.relative_to(path).as_posix()))
     if not found:
         raise EmptyCorpusError(f"{path}: directory holds no supported files ({_extensions()})")
-    return found, path
+    return sorted(found, key=lambda item: item[1]), sorted(skipped)
 
 
 def _extensions() -> str:
@@ -233,16 +255,21 @@ def _title(text: str, path: Path) -> str:
 class MultiFormatConverter:
     """Convert ``.md``, ``.markdown``, ``.txt``, ``.html``/``.htm`` and ``.pdf`` files into Documents.
 
-    Directories are expanded recursively to the supported files inside (sorted; hidden files and
-    folders skipped). Each document's meta holds ``source_id`` (the path relative to the common root of
-    the given sources, POSIX style: stable across machines and working directories), ``source`` (file
-    name), ``file_path`` (absolute path) and ``title`` (first heading, else file stem), plus the
-    caller's ``meta`` (which cannot override those four keys). Document ids are Haystack's defaults.
+    Directories are expanded recursively to the supported files inside (sorted). Hidden files and
+    folders, unsupported file types and links to folders inside a directory are not errors: they are
+    listed in the ``skipped`` output as ``"path: reason"``.
+
+    Each document's meta holds ``source_id``, ``source`` (file name), ``file_path`` (resolved absolute
+    path: the file's identity) and ``title`` (first heading, else file stem), plus the caller's ``meta``
+    (which cannot override those four keys). Document ids are Haystack's defaults. The source id is
+    the file's POSIX path relative to the directory argument it was found in (``index docs/`` gives
+    ``sub/travel.md``, whatever the working directory), or the file name for a file argument — unless
+    ``known_sources`` already holds the file (by resolved path), in which case it keeps that id, so one
+    file never gets two ids. Two different files may not share an id (`SourceConflictError`).
 
     With ``strict=True`` the first bad input raises (`UnsupportedFileError`, `UnreadableFileError`,
-    `EmptyDocumentError`, or `EmptyCorpusError` for a directory without supported files); with
-    ``strict=False`` it is skipped with a warning and listed in the ``skipped`` output as
-    ``"path: reason"``.
+    `EmptyDocumentError`, `SourceConflictError`, or `EmptyCorpusError` for a directory without supported
+    files); with ``strict=False`` it is skipped with a warning and listed in ``skipped`` too.
     """
 
     def __init__(self, encoding: str = "utf-8", strict: bool = True) -> None:
@@ -263,44 +290,63 @@ class MultiFormatConverter:
         return default_from_dict(cls, data)
 
     @component.output_types(documents=list[Document], skipped=list[str])
-    def run(self, sources: list[str | Path], meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run(
+        self,
+        sources: list[str | Path],
+        meta: dict[str, Any] | None = None,
+        known_sources: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Convert files and directories into one Document per file.
 
         :param sources: File or directory paths.
         :param meta: Extra metadata added to every document.
+        :param known_sources: Sources already stored, ``{source_id: resolved file path}`` (``""`` for a
+            source that is not a file): a known file keeps its id, and no other file may take one.
         :returns: ``{"documents": [...], "skipped": ["path: reason", ...]}``.
         """
         skipped: list[str] = []
-        converted: dict[Path, tuple[str, Path]] = {}  # file -> (text, root of the source it came from)
+        taken: dict[str, str] = dict(known_sources or {})
+        ids_by_path = {path: source_id for source_id, path in taken.items() if path}
+        converted: dict[Path, tuple[str, str]] = {}  # resolved file -> (text, source id)
         for source in sources:
             try:
-                files, root = _expand(source)
+                files, passed_over = _expand(source)
             except InputError as exc:
                 self._skip_or_raise(exc, skipped)
                 continue
-            for path in files:
+            for note in passed_over:
+                logger.info("Skipping %s", note)
+            skipped.extend(note for note in passed_over if note not in skipped)
+            for path, default_id in files:
                 if path in converted:
                     continue
+                source_id = ids_by_path.get(str(path), default_id)
+                holder = taken.get(source_id)
                 try:
-                    converted[path] = (self._convert(path), root)
+                    if holder is not None and holder != str(path):
+                        raise SourceConflictError(
+                            f"{path}: source id {source_id!r} is already used by "
+                            f"{holder or 'a source that is not a file'}; index a common parent directory "
+                            "instead (ids are paths relative to the directory you index), or remove that "
+                            "source first"
+                        )
+                    converted[path] = (self._convert(path), source_id)
                 except InputError as exc:
                     self._skip_or_raise(exc, skipped)
-        if not converted:
-            return {"documents": [], "skipped": skipped}
-        # Only sources that produced documents count, so a skipped bad path does not shift the ids.
-        common = Path(os.path.commonpath({root for _, root in converted.values()}))
+                    continue
+                taken[source_id] = str(path)
         documents = [
             Document(
                 content=text,
                 meta={
                     **(meta or {}),
-                    "source_id": path.relative_to(common).as_posix(),
+                    "source_id": source_id,
                     "source": path.name,
                     "file_path": str(path),
                     "title": _title(text, path),
                 },
             )
-            for path, (text, _) in converted.items()
+            for path, (text, source_id) in converted.items()
         ]
         return {"documents": documents, "skipped": skipped}
 
@@ -308,7 +354,8 @@ class MultiFormatConverter:
         if self.strict:
             raise exc
         logger.warning("Skipping input: %s", exc)
-        skipped.append(str(exc))
+        if str(exc) not in skipped:
+            skipped.append(str(exc))
 
     def _convert(self, path: Path) -> str:
         """Read one file and return its text (Markdown-like for HTML)."""

@@ -5,6 +5,13 @@ class RetrievalError(Exception):
     """Base class of every error raised by `retrieval`."""
 
 
+class ArgumentError(RetrievalError, TypeError):
+    """A Python API argument has the wrong type; the message names the parameter.
+
+    Also a `TypeError`, so callers that catch the built-in keep working.
+    """
+
+
 class ConfigError(RetrievalError):
     """A retrieval configuration is invalid (unknown key, bad value, inconsistent settings)."""
 
@@ -33,6 +40,14 @@ class EmptyCorpusError(InputError):
     """Nothing indexable was given (no files, or every file was empty)."""
 
 
+class SourceConflictError(InputError):
+    """Two different files (or a file and another source) would get the same source id in one tenant."""
+
+
+class UnknownSourceError(InputError):
+    """A source to remove is not in the store."""
+
+
 class StoreError(RetrievalError):
     """A persisted store is missing, corrupt or cannot be written."""
 
@@ -43,6 +58,14 @@ class StoreNotFoundError(StoreError):
 
 class CorruptStoreError(StoreError):
     """The store directory holds files that cannot be loaded."""
+
+
+class StoreLockedError(StoreError):
+    """Another writer held the store's lock for longer than the lock timeout."""
+
+
+class StoreConflictError(StoreError):
+    """The store was changed on disk by another writer while this copy had unsaved changes."""
 
 
 class QueryError(RetrievalError):

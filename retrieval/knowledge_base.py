@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -17,12 +19,28 @@ from haygraph.retrieval.bm25_index import BM25Index
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.converters import read_beir_corpus
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
-from haygraph.retrieval.errors import EmptyCorpusError, QueryError, RetrievalError
+from haygraph.retrieval.errors import (
+    ArgumentError,
+    ConfigError,
+    EmptyCorpusError,
+    InputError,
+    QueryError,
+    RetrievalError,
+)
 from haygraph.retrieval.executor import run_direct
 from haygraph.retrieval.pipelines import QueryPipelineInfo, build_indexing_pipeline, build_query_pipeline
 from haygraph.retrieval.relevance import relevance_features, relevance_probability
-from haygraph.retrieval.store import EmbeddedDocumentStore
+from haygraph.retrieval.sources import (
+    SourceKey,
+    check_extra_meta,
+    known_sources,
+    match_sources,
+    source_key,
+    sources_under,
+)
+from haygraph.retrieval.store import EmbeddedDocumentStore, check_storable
 from haygraph.retrieval.store_config import merge_store_config
+from haygraph.retrieval.store_files import store_root
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +87,12 @@ class SearchResult:
 
 @dataclass
 class IndexReport:
-    """Counts from one indexing run."""
+    """Counts from one indexing run.
+
+    `removed_stale` counts chunks of re-indexed sources that are no longer produced (edited text);
+    `removed_sources` lists the sources removed because their files are gone from an indexed directory;
+    `skipped` lists the files that were not indexed, as ``"path: reason"``.
+    """
 
     sources: int
     chunks: int
@@ -78,6 +101,17 @@ class IndexReport:
     removed_stale: int
     total_documents: int
     seconds: float
+    removed_sources: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RemovalReport:
+    """What `KnowledgeBase.remove_sources` removed."""
+
+    sources: list[str]
+    chunks: int
+    total_documents: int
 
 
 class QueryRunner:
@@ -194,6 +228,12 @@ class KnowledgeBase:
     """
 
     def __init__(self, config: RetrievalConfig | None = None, store_dir: str | Path | None = None) -> None:
+        if config is not None and not isinstance(config, RetrievalConfig):
+            raise ArgumentError(
+                f"config must be a RetrievalConfig or None, but got {_describe_value(config)}"
+            )
+        if store_dir is not None and store_dir != "":
+            store_root(store_dir)
         self.config = config or RetrievalConfig()
         self.store = EmbeddedDocumentStore(path=str(store_dir) if store_dir else None)
         self._runners: dict[str, QueryRunner] = {}
@@ -208,7 +248,9 @@ class KnowledgeBase:
         names the key otherwise). See `haygraph.retrieval.store_config` for the precedence.
 
         Raises:
-            StoreError: the store is missing or corrupt.
+            ArgumentError: `store_dir` is not a path.
+            StoreNotFoundError / CorruptStoreError: the store is missing, empty or damaged (the message
+                names the file and the fix).
             ConfigError: the persisted config is invalid (the message names the store file).
             IndexSettingsMismatchError: `config` changes an indexing setting.
 
@@ -220,37 +262,111 @@ class KnowledgeBase:
         return kb
 
     # -- indexing ---------------------------------------------------------------------------------
-    def index(self, paths: Sequence[str | Path], *, progress: bool = False, save: bool = True) -> IndexReport:
-        """Convert, split, embed and store files or directories (.md .txt .html); then save atomically."""
-        if not paths:
-            raise EmptyCorpusError("no files or directories given to index")
-        pipe = build_indexing_pipeline(self.config, self.store, from_files=True, progress_bar=progress)
-        return self._run_indexing(pipe, {"converter": {"sources": [str(p) for p in paths]}}, save)
+    # Every change runs inside `writing()`: the store's writer lock is held and the newest saved version
+    # is loaded first, so concurrent writers (other processes, other KnowledgeBase objects) never lose
+    # each other's updates.
+    @contextmanager
+    def writing(self) -> Iterator[KnowledgeBase]:
+        """Hold the store's writer lock across several calls (index, remove, save); re-entrant.
+
+        On entry the newest saved version is loaded (see `EmbeddedDocumentStore.writing`); a second
+        writer waits up to `store.lock_timeout` seconds, then gets `StoreLockedError`.
+        """
+        with self.store.writing():
+            yield self
+
+    def index(
+        self,
+        paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        progress: bool = False,
+        save: bool = True,
+        meta: dict[str, Any] | None = None,
+        delete_missing: bool = True,
+    ) -> IndexReport:
+        """Convert, split, embed and store files or directories (.md .txt .html .pdf); then save atomically.
+
+        :param paths: One path or a list of paths. Source ids are relative to the directory given (or the
+            file name for a file); a file already in the store keeps its id.
+        :param meta: Extra metadata for every document, e.g. ``{"tenant": "acme"}``.
+        :param delete_missing: Remove the sources (of the same tenant) under a given directory whose
+            files are gone, so the store mirrors the directory; False keeps them.
+        :returns: An `IndexReport`, including the files skipped (with reasons) and the sources removed.
+        """
+        sources = _as_paths(paths)
+        extra = check_extra_meta(meta)
+        tenant = extra.get("tenant")
+        with self.writing():
+            self._check_compatible()
+            pipe = build_indexing_pipeline(self.config, self.store, from_files=True, progress_bar=progress)
+            data = {
+                "converter": {
+                    "sources": [str(p) for p in sources],
+                    "meta": extra,
+                    "known_sources": known_sources(self.store.documents, tenant),
+                }
+            }
+            directories = [Path(p).expanduser() for p in sources if Path(p).expanduser().is_dir()]
+            sync = (directories, tenant) if delete_missing and directories else None
+            return self._run_indexing(pipe, data, save, sync=sync)
 
     def index_documents(
         self, documents: list[Document], *, progress: bool = False, save: bool = True
     ) -> IndexReport:
-        """Index Haystack documents you built yourself (their `meta["source_id"]` groups chunks)."""
+        """Index Haystack documents you built yourself.
+
+        `meta["source_id"]` groups chunks into sources and `meta["tenant"]` (optional) keeps each
+        tenant's copy separate; every meta value must be JSON-serializable (checked before anything is
+        changed).
+        """
+        if not isinstance(documents, list | tuple) or not all(isinstance(d, Document) for d in documents):
+            raise ArgumentError(
+                f"documents must be a list of haystack Document objects, but got {_describe_value(documents)}"
+            )
         if not documents:
             raise EmptyCorpusError("no documents given to index")
-        pipe = build_indexing_pipeline(self.config, self.store, from_files=False, progress_bar=progress)
-        return self._run_indexing(pipe, {"cleaner": {"documents": documents}}, save)
+        for doc in documents:
+            check_storable(doc)
+        with self.writing():
+            self._check_compatible()
+            pipe = build_indexing_pipeline(self.config, self.store, from_files=False, progress_bar=progress)
+            return self._run_indexing(pipe, {"cleaner": {"documents": list(documents)}}, save)
 
     def index_beir(
-        self, corpus_path: str | Path, *, progress: bool = False, save: bool = True
+        self,
+        corpus_path: str | Path,
+        *,
+        progress: bool = False,
+        save: bool = True,
+        meta: dict[str, Any] | None = None,
     ) -> IndexReport:
-        """Index a BEIR `corpus.jsonl` (one document per line: _id, title, text)."""
-        return self.index_documents(read_beir_corpus(corpus_path), progress=progress, save=save)
+        """Index a BEIR `corpus.jsonl` (one document per line: _id, title, text); `meta` is added to each."""
+        if isinstance(corpus_path, bool) or not isinstance(corpus_path, str | os.PathLike):
+            raise ArgumentError(f"corpus_path must be a file path, but got {_describe_value(corpus_path)}")
+        extra = check_extra_meta(meta)
+        documents = read_beir_corpus(corpus_path)
+        if extra:
+            documents = [replace(d, meta={**extra, **d.meta}) for d in documents]
+        return self.index_documents(documents, progress=progress, save=save)
 
-    def _run_indexing(self, pipe: Pipeline, data: dict[str, Any], save: bool) -> IndexReport:
+    def _run_indexing(
+        self,
+        pipe: Pipeline,
+        data: dict[str, Any],
+        save: bool,
+        sync: tuple[list[Path], str | None] | None = None,
+    ) -> IndexReport:
         start = time.perf_counter()
-        result = run_pipeline(pipe, data, include_outputs_from={"dedup", "cleaner"})
+        outputs = {"dedup", "cleaner"} | ({"converter"} if "converter" in data else set())
+        result = run_pipeline(pipe, data, include_outputs_from=outputs)
         chunks: list[Document] = result["dedup"]["documents"]
+        skipped: list[str] = result.get("converter", {}).get("skipped", [])
         if not chunks:
             raise EmptyCorpusError("nothing to index: every input was empty")
         embedder = pipe.get_component("embedder")
         assert isinstance(embedder, CachedDocumentEmbedder)
         removed = self._remove_stale(chunks)
+        gone = self._remove_missing(*sync, produced={source_key(c) for c in chunks}) if sync else []
         # The whole config is persisted: what shaped the index, and the store's default query settings.
         self.store.meta["config"] = self.config.model_dump(mode="json")
         self._build_bm25()
@@ -258,31 +374,96 @@ class KnowledgeBase:
             self.store.save()
         self._runners.clear()
         return IndexReport(
-            sources=len({c.meta.get("source_id") for c in chunks}),
+            sources=len({source_key(c) for c in chunks}),
             chunks=len(chunks),
             embedded=embedder.stats["embedded"],
             from_cache=embedder.stats["cached"],
             removed_stale=removed,
             total_documents=self.store.count_documents(),
             seconds=time.perf_counter() - start,
+            removed_sources=gone,
+            skipped=skipped,
         )
 
     def _remove_stale(self, chunks: list[Document]) -> int:
         """Drop chunks of re-indexed sources that are no longer produced (edited or deleted text)."""
-        sources = {c.meta.get("source_id") for c in chunks}
+        sources = {source_key(c) for c in chunks}
         fresh = {c.id for c in chunks}
-        stale = [
-            d.id for d in self.store.documents if d.meta.get("source_id") in sources and d.id not in fresh
-        ]
+        stale = [d.id for d in self.store.documents if source_key(d) in sources and d.id not in fresh]
         self.store.delete_documents(stale)
         return len(stale)
+
+    def _remove_missing(
+        self, directories: list[Path], tenant: str | None, produced: set[SourceKey]
+    ) -> list[str]:
+        """Drop the sources of `tenant` under `directories` that this run did not produce (files gone)."""
+        gone = sources_under(self.store.documents, directories, tenant) - produced
+        self._delete_sources(gone)
+        if gone:
+            logger.info(
+                "removed %d source(s) whose files are gone: %s", len(gone), sorted(k[1] for k in gone)
+            )
+        return sorted(k[1] for k in gone)
+
+    def _delete_sources(self, keys: set[SourceKey]) -> int:
+        ids = [d.id for d in self.store.documents if source_key(d) in keys]
+        self.store.delete_documents(ids)
+        return len(ids)
+
+    def _check_compatible(self) -> None:
+        """Refuse to add embeddings of one model to a store built with another (called under the lock)."""
+        saved = ((self.store.meta.get("config") or {}).get("embedder") or {}).get("model")
+        wanted = self.config.embedder.model
+        if saved and saved != wanted and self.store.count_documents():
+            raise ConfigError(
+                f"store {self.store.path} was built with embedder.model {saved!r}, but this config uses "
+                f"{wanted!r}; open it with its own settings (KnowledgeBase.open / no --config), or index "
+                "into a new directory"
+            )
+
+    def remove_sources(
+        self, sources: str | Sequence[str], *, tenant: str | None = None, save: bool = True
+    ) -> RemovalReport:
+        """Remove sources (all their chunks) from the store, then save atomically.
+
+        :param sources: Source ids (as search hits show them in `source`) or paths of indexed files.
+        :param tenant: Only this tenant's sources; None matches any tenant, but a name found in several
+            tenants is refused.
+        :raises UnknownSourceError: A name matches no source; nothing is removed then.
+        """
+        names = [sources] if isinstance(sources, str | os.PathLike) else sources
+        if not isinstance(names, list | tuple) or not all(isinstance(n, str | os.PathLike) for n in names):
+            raise ArgumentError(f"sources must be source ids or paths, but got {_describe_value(sources)}")
+        if not names:
+            raise InputError("no sources given to remove")
+        if tenant is not None and not isinstance(tenant, str):
+            raise ArgumentError(f"tenant must be a string or None, but got {_describe_value(tenant)}")
+        with self.writing():
+            keys = match_sources(self.store.documents, [str(n) for n in names], tenant, str(self.store.path))
+            removed = self._delete_sources(keys)
+            self._build_bm25()
+            if save and self.store.path:
+                self.store.save()
+        self._runners.clear()
+        return RemovalReport(
+            sources=sorted(k[1] for k in keys), chunks=removed, total_documents=self.store.count_documents()
+        )
+
+    def clear(self) -> None:
+        """Drop every document; the next index/save replaces the saved store with the new content.
+
+        Use it to rebuild a store from scratch (e.g. with other indexing settings). It works on a damaged
+        store too, since the old content is not loaded.
+        """
+        self.store.clear()
+        self._runners.clear()
 
     def _build_bm25(self) -> None:
         """Build (and so persist with the store) the bm25s index; relevance scoring needs it in every mode."""
         self.store.bm25_index(BM25Index.from_config(self.config.bm25))
 
     def save(self) -> None:
-        """Save the store to its directory atomically."""
+        """Save the store to its directory atomically (refused if another writer saved in between)."""
         self.store.save()
 
     # -- search -----------------------------------------------------------------------------------
@@ -303,14 +484,23 @@ class KnowledgeBase:
         *,
         top_k: int | None = None,
         filters: dict[str, Any] | None = None,
-        config: QueryConfig | None = None,
+        config: QueryConfig | RetrievalConfig | str | None = None,
     ) -> SearchResult:
         """Ranked chunks for `query`.
 
-        Empty or overlong queries raise `QueryError`; symbol-only ones find nothing.
+        `config` is a `QueryConfig`, a `RetrievalConfig` (its `query` section is used), a mode name
+        ('hybrid', 'bm25', 'dense': the KB's query settings in that mode) or None (the KB's). Empty or
+        overlong queries raise `QueryError`; symbol-only ones find nothing; arguments of the wrong type
+        raise `ArgumentError` naming the parameter.
         """
         text = validate_query(query)
-        runner = self.runner(config)
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0):
+            raise ArgumentError(f"top_k must be a positive int or None, but got {_describe_value(top_k)}")
+        if filters is not None and not isinstance(filters, dict):
+            raise ArgumentError(
+                f"filters must be a dict (Haystack filter syntax) or None, but got {filters!r}"
+            )
+        runner = self.runner(self._query_config(config))
         result = SearchResult(
             query=text, hits=[], reranked=runner.info.reranked, notes=list(runner.info.notes)
         )
@@ -322,6 +512,41 @@ class KnowledgeBase:
         result.timings_ms["search"] = (time.perf_counter() - start) * 1000
         result.hits = [to_hit(d) for d in docs]
         return result
+
+    def _query_config(self, config: Any) -> QueryConfig | None:
+        """Normalize `search`'s `config` argument to a QueryConfig (None: the KB's own)."""
+        if config is None or isinstance(config, QueryConfig):
+            return config
+        if isinstance(config, RetrievalConfig):
+            return config.query
+        if isinstance(config, str):
+            if config not in ("hybrid", "bm25", "dense"):
+                raise ConfigError(
+                    f"config={config!r} is not a retrieval mode; use 'hybrid', 'bm25' or 'dense'"
+                )
+            return self.config.with_overrides(query={"mode": config}).query
+        raise ArgumentError(
+            "config must be a QueryConfig, a RetrievalConfig, a mode name ('hybrid', 'bm25', 'dense') or "
+            f"None, but got {_describe_value(config)}"
+        )
+
+
+def _as_paths(paths: Any) -> list[str | os.PathLike[str]]:
+    """`index`'s `paths` as a list: one path (str or PathLike) is one path, never iterated per character."""
+    if isinstance(paths, str | os.PathLike):
+        return [paths]
+    if not isinstance(paths, list | tuple) or not all(
+        isinstance(p, str | os.PathLike) and not isinstance(p, bool) for p in paths
+    ):
+        raise ArgumentError(f"paths must be a path or a list of paths, but got {_describe_value(paths)}")
+    if not paths or any(str(p).strip() == "" for p in paths):
+        raise EmptyCorpusError("no files or directories given to index (empty path list or an empty path)")
+    return list(paths)
+
+
+def _describe_value(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:80]}{'…' if len(text) > 80 else ''}"
 
 
 def run_pipeline(pipe: Pipeline, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:

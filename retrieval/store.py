@@ -4,16 +4,20 @@ It implements Haystack's DocumentStore protocol (count/filter/write/delete, to_d
 components such as DocumentWriter work with it, and it exposes the contiguous matrix and BM25 index
 that our fast retrievers need. Saving is atomic: a new version directory is written completely, then
 a `CURRENT` pointer file is replaced with `os.replace`, so a crash mid-write leaves the previous index
-intact.
+intact (layout and validation: `store_files.py`).
+
+Writers are serialized by a lock file (`store_lock.py`) and never lose each other's updates: `writing()`
+takes the lock and brings this copy up to the newest saved version before anything is changed, and
+`save()` refuses (`StoreConflictError`) to overwrite a version it has not seen.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-import os
-import shutil
-import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,13 +27,23 @@ from haystack import Document, default_from_dict, default_to_dict
 from haystack.document_stores.types import DuplicatePolicy
 from haystack.utils.filters import document_matches_filter
 
+from haygraph.retrieval import store_files
 from haygraph.retrieval.bm25_index import BM25Index
-from haygraph.retrieval.errors import CorruptStoreError, StoreError, StoreNotFoundError
+from haygraph.retrieval.errors import (
+    CorruptStoreError,
+    InputError,
+    StoreConflictError,
+    StoreError,
+    StoreNotFoundError,
+)
+from haygraph.retrieval.store_files import FORMAT_VERSION, store_root
+from haygraph.retrieval.store_lock import DEFAULT_LOCK_TIMEOUT, StoreLock
+
+__all__ = ["FORMAT_VERSION", "EmbeddedDocumentStore", "check_storable", "store_exists"]
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
-_CURRENT = "CURRENT"
+_LOAD_ATTEMPTS = 3
 _DESERIALIZED: dict[tuple[str, str], EmbeddedDocumentStore] = {}
 
 
@@ -48,12 +62,19 @@ class EmbeddedDocumentStore:
         self._rows: list[np.ndarray | None] = []
         self._matrix: np.ndarray | None = None
         self._bm25: dict[str, BM25Index] = {}
-        self._saved_bm25_dir: Path | None = None
         self.meta: dict[str, Any] = {}
         self.version_dir: Path | None = None
         """The version directory last saved or loaded (its manifest.json holds `meta`); None in memory."""
         self.revision = 0
         """Incremented on every change of the documents; lets derived copies detect staleness."""
+        self.version: str | None = None
+        """The saved version this content was loaded from or last saved as (None: never saved)."""
+        self.dirty = False
+        """True when documents changed since the last load or save."""
+        self.lock_timeout = DEFAULT_LOCK_TIMEOUT
+        """Seconds `writing()` waits for another writer of the same directory before `StoreLockedError`."""
+        self._lock: StoreLock | None = None
+        self._lock_depth = 0
 
     # -- Haystack DocumentStore protocol -------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -64,8 +85,9 @@ class EmbeddedDocumentStore:
     def from_dict(cls, data: dict[str, Any]) -> EmbeddedDocumentStore:
         """Load the store saved at the serialized path (an empty store if there is none yet)."""
         path = data.get("init_parameters", {}).get("path")
-        if path and (Path(path) / _CURRENT).is_file():
-            key = (str(Path(path).resolve()), (Path(path) / _CURRENT).read_text(encoding="utf-8").strip())
+        version = store_files.current_version(Path(path)) if path and Path(path).is_dir() else None
+        if path and version:
+            key = (str(Path(path).resolve()), version)
             if key not in _DESERIALIZED:  # several components of one pipeline share one loaded store
                 _DESERIALIZED[key] = cls.load(path)
             return _DESERIALIZED[key]
@@ -82,11 +104,17 @@ class EmbeddedDocumentStore:
     def write_documents(
         self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE
     ) -> int:
-        """Add documents; duplicates by id are skipped (NONE/SKIP), overwritten, or raise (FAIL)."""
-        written = 0
+        """Add documents; duplicates by id are skipped (NONE/SKIP), overwritten, or raise (FAIL).
+
+        Every document is checked first (a Haystack `Document` whose meta can be saved as JSON, see
+        `check_storable`), so a bad one changes nothing.
+        """
         for doc in documents:
             if not isinstance(doc, Document):
                 raise StoreError(f"write_documents expects Haystack Documents, got {type(doc).__name__}")
+            check_storable(doc)
+        written = 0
+        for doc in documents:
             existing = self._index.get(doc.id)
             if existing is not None:
                 if policy == DuplicatePolicy.FAIL:
@@ -155,17 +183,9 @@ class EmbeddedDocumentStore:
             raise StoreError(f"invalid filters {filters!r}: {exc}") from exc
 
     def bm25_index(self, template: BM25Index) -> BM25Index:
-        """The BM25 index for `template`'s parameters: cached, loaded from disk, or built now."""
+        """The BM25 index for `template`'s parameters: cached (a saved one comes with `load`) or built now."""
         key = json.dumps(template.params(), sort_keys=True)
         index = self._bm25.get(key)
-        if index is None and self._saved_bm25_dir is not None:
-            try:
-                index = BM25Index.load(self._saved_bm25_dir, template.params())
-            except Exception as exc:  # a damaged saved index is only a cache: rebuild it from the documents
-                logger.warning("saved BM25 index %s unreadable (%s); rebuilding", self._saved_bm25_dir, exc)
-                index = None
-            if index is not None and index.num_docs != len(self._docs):
-                index = None
         if index is None:
             logger.info("building BM25 index over %d documents", len(self._docs))
             index = BM25Index(template.tokenizer, template.k1, template.b, template.method)
@@ -174,95 +194,167 @@ class EmbeddedDocumentStore:
         return index
 
     # -- persistence -----------------------------------------------------------------------------
+    @contextmanager
+    def writing(self) -> Iterator[EmbeddedDocumentStore]:
+        """Hold the store directory's writer lock; on entry, bring this copy up to the newest saved version.
+
+        Re-entrant. Use it around read-modify-write sequences (`KnowledgeBase.index` does): another
+        process's update saved since this copy was loaded is loaded first, so it is never lost. If this copy
+        has unsaved changes and the directory moved on, `StoreConflictError` is raised instead. A second
+        writer waits up to `lock_timeout` seconds (logged), then `StoreLockedError`. Half-written versions
+        left by a killed writer are removed. An in-memory store (no `path`) needs no lock.
+        """
+        if self.path is None or self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield self
+            finally:
+                self._lock_depth -= 1
+            return
+        root = store_root(self.path, "path")
+        created = not root.exists()
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create store directory {root}: {exc.strerror or exc}") from exc
+        lock = StoreLock(root, timeout=self.lock_timeout)
+        lock.acquire()
+        self._lock, self._lock_depth = lock, 1
+        try:
+            store_files.remove_leftovers(root)
+            self._catch_up(root)
+            yield self
+        finally:
+            self._lock, self._lock_depth = None, 0
+            # A first index that failed leaves no empty store directory behind.
+            unused = created and store_files.current_version(root) is None
+            lock.release(remove_file=unused)
+            if unused:
+                with contextlib.suppress(OSError):  # something else was put there meanwhile: leave it
+                    root.rmdir()
+
+    def _catch_up(self, root: Path) -> None:
+        """Load the newest saved version unless this copy already is it (called under the lock)."""
+        latest = store_files.current_version(root)
+        if latest is None or latest == self.version:
+            return  # nothing saved yet (or the saved versions were deleted: this copy is all there is)
+        if self.dirty:
+            raise StoreConflictError(
+                f"store {root} was saved by another writer (version {latest}) after this copy was loaded "
+                f"(version {self.version or 'none'}); its unsaved changes were not written. Fix: open the "
+                "store again (KnowledgeBase.open) and repeat the changes, or clear() it to replace it"
+            )
+        self._adopt(self.load(root))
+        logger.info("store %s: loaded version %s saved by another writer", root, latest)
+
+    def clear(self) -> None:
+        """Remove every document and the store meta; the next `save()` replaces the saved content.
+
+        Takes the writer lock to learn the newest saved version without loading it, so the replacement
+        is deliberate (not a lost update) and also works over a damaged store.
+        """
+        if self.path is None:
+            self._reset()
+            return
+        with self._locked_without_catch_up() as root:
+            latest = store_files.current_version(root) if root.is_dir() else None
+            self._reset()
+            self.version = latest
+            self.dirty = True
+
+    @contextmanager
+    def _locked_without_catch_up(self) -> Iterator[Path]:
+        root = store_root(self.path, "path")
+        if self._lock is not None and self._lock.directory == root:
+            yield root  # already held by `writing()`
+            return
+        root.mkdir(parents=True, exist_ok=True)
+        with StoreLock(root, timeout=self.lock_timeout):
+            store_files.remove_leftovers(root)
+            yield root
+
     def save(self, path: str | Path | None = None) -> Path:
-        """Write the store to `path` (or its own path) atomically and return the directory."""
+        """Write the store to `path` (or its own path) atomically and return the directory.
+
+        Saving under the own path holds the writer lock and refuses to overwrite a version saved by
+        another writer since this copy was loaded (`StoreConflictError`). Saving to another `path`
+        replaces whatever is there with this content (and makes `path` the store's path).
+        """
         if not (path or self.path):  # Path("") is ".": never write into the working directory by accident
             raise StoreError("no path given to save the store to")
-        target = Path(path or self.path or "")
-        target.mkdir(parents=True, exist_ok=True)
-        version = f"v-{uuid.uuid4().hex[:12]}"
-        tmp = target / f".tmp-{version}"
-        try:
-            tmp.mkdir()
-            with (tmp / "documents.jsonl").open("w", encoding="utf-8") as fh:
-                for doc in self._docs:
-                    fh.write(json.dumps(_doc_to_json(doc), ensure_ascii=False) + "\n")
-            matrix = self.matrix()
-            if matrix is not None:
-                np.save(tmp / "embeddings.npy", matrix)
-            for index in self._bm25.values():  # the most recently used index is saved
-                index.save(tmp / "bm25")
-            manifest = {
-                "format": FORMAT_VERSION,
-                "count": len(self._docs),
-                "meta": self.meta,
-                "dim": None if matrix is None else int(matrix.shape[1]),
-            }
-            (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, target / version)
-            pointer = target / f".{_CURRENT}.tmp"
-            pointer.write_text(version, encoding="utf-8")
-            with pointer.open("rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(pointer, target / _CURRENT)
-        except BaseException as exc:  # any failure (not only OSError) must leave no half-written version
-            shutil.rmtree(tmp, ignore_errors=True)
-            if isinstance(exc, OSError):
-                raise StoreError(f"cannot write store to {target}: {exc.strerror or exc}") from exc
-            raise
-        for old in target.glob("v-*"):
-            if old.name != version:
-                shutil.rmtree(old, ignore_errors=True)
-        self.path = str(target)
-        self.version_dir = target / version
-        self._saved_bm25_dir = target / version / "bm25"
-        return target
+        if path is not None and (self.path is None or Path(path) != Path(self.path)):
+            store_root(path, "path")
+            self.path, self.version, self.dirty = str(path), None, True
+            with self._locked_without_catch_up() as root:
+                self.version = store_files.current_version(root)  # replaced deliberately
+                return self._write(root)
+        with self.writing():
+            return self._write(Path(self.path or ""))
+
+    def _write(self, root: Path) -> Path:
+        documents = [_doc_to_json(doc) for doc in self._docs]
+        name = store_files.write_version(root, documents, self.matrix(), list(self._bm25.values()), self.meta)
+        store_files.commit(root, name)
+        self.version, self.dirty = name, False
+        self.version_dir = root / name
+        return root
 
     @classmethod
     def load(cls, path: str | Path) -> EmbeddedDocumentStore:
-        """Load a store saved with `save()`; missing or corrupt directories raise clear errors."""
-        root = Path(path)
+        """Load a store saved with `save()`; every file is validated, and problems raise clear errors.
+
+        Raises `ArgumentError` (not a path), `StoreNotFoundError` (no directory or no saved version),
+        `StoreError` (a file, not a directory) or `CorruptStoreError` (naming the damaged file and the fix).
+        A version replaced by a concurrent writer while it was being read is retried with the new one.
+        """
+        root = store_root(path)
         if not root.is_dir():
             raise StoreNotFoundError(
                 f"store directory {root} does not exist (create it with `haygraph index`)"
             )
-        pointer = root / _CURRENT
-        if not pointer.is_file():
-            raise StoreNotFoundError(f"{root} holds no haygraph index (no {_CURRENT} file)")
-        version_dir = root / pointer.read_text(encoding="utf-8").strip()
+        for attempt in range(_LOAD_ATTEMPTS):
+            name = store_files.current_version(root)
+            if name is None:
+                raise StoreNotFoundError(
+                    f"{root} holds no haygraph index (no {store_files.CURRENT} file and no saved version)"
+                )
+            try:
+                saved = store_files.read_version(root, name)
+                break
+            except CorruptStoreError:
+                if attempt + 1 < _LOAD_ATTEMPTS and store_files.current_version(root) != name:
+                    continue  # a writer committed a new version and removed this one while we read it
+                raise
         store = cls(path=str(root))
-        try:
-            manifest = json.loads((version_dir / "manifest.json").read_text(encoding="utf-8"))
-            if not isinstance(manifest, dict):
-                raise CorruptStoreError(f"store at {root} is corrupt: manifest.json is not a JSON object")
-            if manifest.get("format") != FORMAT_VERSION:
-                raise CorruptStoreError(f"{root}: unsupported store format {manifest.get('format')!r}")
-            with (version_dir / "documents.jsonl").open(encoding="utf-8") as fh:
-                docs = [Document.from_dict(json.loads(line)) for line in fh if line.strip()]
-            emb_file = version_dir / "embeddings.npy"
-            matrix = np.load(emb_file) if emb_file.is_file() else None
-        except CorruptStoreError:
-            raise
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # AttributeError: no dict
-            raise CorruptStoreError(f"store at {root} is corrupt or incomplete: {exc}") from exc
-        bad_matrix = matrix is not None and (matrix.ndim != 2 or matrix.shape[0] != len(docs))
-        if len(docs) != manifest.get("count") or bad_matrix:
-            raise CorruptStoreError(f"store at {root} is corrupt: document and embedding counts disagree")
-        store._docs = docs
-        store._index = {d.id: i for i, d in enumerate(docs)}
-        store._rows = list(matrix) if matrix is not None else [None] * len(docs)
-        store._matrix = matrix
-        store.meta = dict(manifest.get("meta") or {})
-        store.version_dir = version_dir
-        store._saved_bm25_dir = version_dir / "bm25"
+        store._docs = saved.documents
+        store._index = {d.id: i for i, d in enumerate(saved.documents)}
+        store._rows = list(saved.matrix) if saved.matrix is not None else [None] * len(saved.documents)
+        store._matrix = saved.matrix
+        store.meta = saved.meta
+        if saved.bm25 is not None:
+            store._bm25[json.dumps(saved.bm25.params(), sort_keys=True)] = saved.bm25
+        store.version = saved.name
+        store.version_dir = root / saved.name
         return store
 
     # -- internals -------------------------------------------------------------------------------
     def _changed(self) -> None:
         self.revision += 1
+        self.dirty = True
         self._matrix = None
         self._bm25.clear()
-        self._saved_bm25_dir = None
+
+    def _reset(self) -> None:
+        self._docs, self._index, self._rows, self.meta = [], {}, [], {}
+        self._changed()
+
+    def _adopt(self, other: EmbeddedDocumentStore) -> None:
+        """Take over `other`'s content in place (pipelines keep their reference to this object)."""
+        self._docs, self._index, self._rows = other._docs, other._index, other._rows
+        self._matrix, self._bm25, self.meta = other._matrix, other._bm25, other.meta
+        self.version, self.dirty = other.version, False
+        self.version_dir = other.version_dir
+        self.revision += 1
 
     def _row(self, i: int) -> np.ndarray | None:
         return self._rows[i]
@@ -287,3 +379,30 @@ def _doc_to_json(doc: Document) -> dict[str, Any]:
     data.pop("blob", None)
     data.pop("score", None)
     return data
+
+
+def check_storable(doc: Document) -> None:
+    """Raise `InputError` naming the document and key when `doc.meta` cannot be saved as JSON."""
+    if not isinstance(doc.meta, dict):
+        raise InputError(f"document {doc.id!r}: meta must be a dict, got {type(doc.meta).__name__}")
+    for key, value in doc.meta.items():
+        if not isinstance(key, str):
+            raise InputError(f"document {_doc_name(doc)}: meta key {key!r} is not a string")
+        try:
+            json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise InputError(
+                f"document {_doc_name(doc)}: meta[{key!r}] holds a {type(value).__name__} value that cannot "
+                f"be saved as JSON ({exc}); use strings, numbers, booleans, None, or lists/dicts of them"
+            ) from exc
+
+
+def _doc_name(doc: Document) -> str:
+    source = doc.meta.get("source_id") if isinstance(doc.meta, dict) else None
+    return f"{doc.id!r} (source {source!r})" if source is not None else repr(doc.id)
+
+
+def store_exists(path: str | Path) -> bool:
+    """Whether `path` is a directory holding a saved store (`CURRENT`, or at least one complete version)."""
+    root = store_root(path)
+    return root.is_dir() and store_files.current_version(root) is not None

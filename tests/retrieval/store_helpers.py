@@ -39,3 +39,26 @@ def small_store() -> EmbeddedDocumentStore:
     store = EmbeddedDocumentStore()
     store.write_documents(small_docs())
     return store
+
+
+class FakeDocumentEmbedder:
+    """Stands in for the sentence-transformers document embedder: a deterministic 8-d vector per text."""
+
+    def warm_up(self) -> None:
+        pass
+
+    def run(self, documents: list[Document]) -> dict[str, list[Document]]:
+        import hashlib
+        from dataclasses import replace
+
+        out = []
+        for doc in documents:
+            digest = hashlib.sha256((doc.content or "").encode()).digest()
+            out.append(replace(doc, embedding=[b / 255 + 0.01 for b in digest[:8]]))
+        return {"documents": out}
+
+
+def fake_warm_up(self) -> None:
+    """Replacement for `CachedDocumentEmbedder.warm_up` in unit tests: no model, no cache."""
+    self._embedder = FakeDocumentEmbedder()
+    self._cache = None

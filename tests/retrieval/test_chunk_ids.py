@@ -7,6 +7,7 @@ from haystack import Document
 from haygraph.retrieval.chunk_ids import (
     ChunkIdentifier,
     ContentDeduplicator,
+    chunk_digest,
     content_hash,
     normalize_for_hash,
 )
@@ -46,6 +47,23 @@ class TestChunkIdentifier:
         assert out[1].id == f"other.md::{digest}"
         assert out[2].id != out[0].id and out[2].id.startswith("leave.md::")
 
+    def test_tenant_is_hashed_into_the_id(self):
+        docs = [
+            Document(content="Twenty days.", meta={"source_id": "leave.md", "tenant": "acme"}),
+            Document(content="Twenty days.", meta={"source_id": "leave.md", "tenant": "globex"}),
+            Document(content="Twenty days.", meta={"source_id": "leave.md"}),
+        ]
+        out = ChunkIdentifier().run(docs)["documents"]
+        expected = hashlib.sha256(b"acme\x00twenty days.").hexdigest()[:16]
+        assert out[0].id == f"leave.md::{expected}" == f"leave.md::{chunk_digest('Twenty days.', 'acme')}"
+        assert len({d.id for d in out}) == 3 and all(d.id.startswith("leave.md::") for d in out)
+        assert {d.meta["content_hash"] for d in out} == {content_hash("Twenty days.")}  # plain text hash
+
+    @pytest.mark.parametrize("tenant", ["", 7, ["a"]])
+    def test_bad_tenant(self, tenant):
+        with pytest.raises(InputError, match="tenant"):
+            ChunkIdentifier().run([Document(content="x", meta={"source_id": "a", "tenant": tenant})])
+
     def test_stable_across_runs(self):
         doc = Document(content="Annual leave is 20 days.", meta={"source_id": "a"})
         first = ChunkIdentifier().run([doc])["documents"][0].id
@@ -71,12 +89,12 @@ class TestChunkIdentifier:
 
 
 class TestContentDeduplicator:
-    def test_keeps_first_and_drops_normalized_duplicates(self, caplog):
+    def test_keeps_first_and_drops_normalized_duplicates_within_a_source(self, caplog):
         caplog.set_level("INFO")
         docs = [
             Document(content="Annual leave is 20 days.", meta={"source_id": "a"}),
             Document(content="Sick leave needs a note.", meta={"source_id": "a"}),
-            Document(content="  ANNUAL leave\nis 20 days. ", meta={"source_id": "b"}),
+            Document(content="  ANNUAL leave\nis 20 days. ", meta={"source_id": "a"}),
             Document(content="Annual leave is 21 days.", meta={"source_id": "b"}),
         ]
         out = ContentDeduplicator().run(docs)["documents"]
@@ -89,6 +107,27 @@ class TestContentDeduplicator:
         assert out[0].meta["content_hash"] == content_hash("Annual leave is 20 days.")
         assert out[0].id == docs[0].id
         assert "Dropped 1 duplicate" in caplog.text
+
+    def test_identical_files_both_stay_sources(self):
+        # regression: of pets.md and pets-copy.md (same text) one silently disappeared
+        docs = [
+            Document(content="Pets are welcome on Fridays.", meta={"source_id": "pets.md"}),
+            Document(content="Pets are welcome on Fridays.", meta={"source_id": "pets-copy.md"}),
+        ]
+        out = ContentDeduplicator().run(ChunkIdentifier().run(docs)["documents"])["documents"]
+        assert [d.meta["source_id"] for d in out] == ["pets.md", "pets-copy.md"]
+        assert len({d.id for d in out}) == 2
+
+    def test_never_crosses_tenants(self):
+        # regression: identical text in tenants A and B indexed together kept only A's copy
+        docs = [
+            Document(content="Same policy text.", meta={"source_id": "policy.md", "tenant": "A"}),
+            Document(content="Same policy text.", meta={"source_id": "policy.md", "tenant": "B"}),
+            Document(content="same  POLICY text.", meta={"source_id": "policy.md", "tenant": "B"}),
+        ]
+        out = ContentDeduplicator().run(ChunkIdentifier().run(docs)["documents"])["documents"]
+        assert [d.meta["tenant"] for d in out] == ["A", "B"]
+        assert out[0].id != out[1].id  # a store keeps both: the ids differ
 
     def test_uses_existing_hash(self):
         docs = [

@@ -104,3 +104,80 @@ class TestRetrievalConfig:
     def test_json_dump_round_trip(self):
         cfg = RetrievalConfig().with_overrides(query={"fusion": {"weights": (0.2, 0.8)}})
         assert RetrievalConfig.from_dict(cfg.model_dump(mode="json")) == cfg
+
+
+class TestConfigValidation:
+    """Issue 11: finite, in-range numbers; strict booleans; configs that cannot blow up the parser."""
+
+    @pytest.mark.parametrize(
+        ("data", "where"),
+        [
+            ({"bm25": {"k1": float("inf")}}, "bm25.k1: Input should be a finite number"),  # regression
+            ({"bm25": {"k1": float("nan")}}, "bm25.k1: Input should be a finite number"),
+            ({"bm25": {"k1": 50}}, "bm25.k1"),
+            ({"query": {"fusion": {"weights": [float("nan"), 1]}}}, "query.fusion.weights.0"),  # regression
+            ({"query": {"fusion": {"weights": [1, float("inf")]}}}, "query.fusion.weights.1"),
+            ({"query": {"fusion": {"weights": [True, 1]}}}, "must be numbers"),
+            (
+                {"splitter": {"min_chars": True}},
+                "splitter.min_chars: Value error, must be a number",
+            ),  # regression
+            ({"splitter": {"enabled": 1}}, "splitter.enabled: Value error, must be true or false"),
+            ({"embedder": {"use_cache": "no"}}, "embedder.use_cache"),
+            ({"query": {"cut": {"drop_ratio": float("-inf")}}}, "query.cut.drop_ratio"),
+            ({"query": {"cut": {"min_keep": 6, "max_keep": 5}}}, "min_keep must be <= max_keep"),
+            ({"query": {"relevance": {"en_bias": float("nan")}}}, "query.relevance.en_bias"),
+            ({"embedder": {"batch_size": 10**9}}, "embedder.batch_size"),
+            ({"query": {"top_k": False}}, "query.top_k"),
+        ],
+    )
+    def test_bad_numbers_and_booleans(self, data, where):
+        with pytest.raises(ConfigError) as info:
+            RetrievalConfig.from_dict(data)
+        assert where in str(info.value)
+
+    def test_numbers_still_accept_ints_and_yaml_floats(self, tmp_path):
+        cfg = RetrievalConfig.from_dict({"bm25": {"k1": 2, "b": 0}, "query": {"fusion": {"weights": [1, 0]}}})
+        assert cfg.bm25.k1 == 2.0 and cfg.query.fusion.weights == (1.0, 0.0)
+        path = tmp_path / "inf.yaml"
+        path.write_text("bm25: {k1: .inf}\n")
+        with pytest.raises(ConfigError, match=r"bm25\.k1: Input should be a finite number"):
+            RetrievalConfig.from_file(path)
+
+    @pytest.mark.parametrize("suffix", [".yaml", ".json"])
+    def test_nesting_bomb(self, tmp_path, suffix):
+        # regression: 50,000 nested "[" raised RecursionError
+        path = tmp_path / f"bomb{suffix}"
+        path.write_text("[" * 50_000)
+        with pytest.raises(ConfigError, match="nested too deeply"):
+            RetrievalConfig.from_file(path)
+
+    def test_nesting_within_parser_limits_but_too_deep(self, tmp_path):
+        path = tmp_path / "deep.json"
+        path.write_text('{"query": ' + "[" * 100 + "]" * 100 + "}")
+        with pytest.raises(ConfigError, match="nested deeper than 32 levels"):
+            RetrievalConfig.from_file(path)
+
+    def test_alias_bomb(self, tmp_path):
+        lines = ["a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+        for prev, name in zip("abcdefg", "bcdefgh", strict=True):
+            lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")  # 10^8 values expanded
+        path = tmp_path / "laughs.yaml"
+        path.write_text("\n".join(lines) + "\n")
+        with pytest.raises(ConfigError, match="holds more than 10,000 values"):
+            RetrievalConfig.from_file(path)
+
+    def test_oversized_and_undecodable_files(self, tmp_path):
+        big = tmp_path / "big.yaml"
+        big.write_text("# " + "x" * 1_000_001)
+        with pytest.raises(ConfigError, match="larger than 1,000,000 bytes"):
+            RetrievalConfig.from_file(big)
+        latin = tmp_path / "latin.yaml"
+        latin.write_bytes("bm25: {language: é}".encode("latin-1"))
+        with pytest.raises(ConfigError, match="not UTF-8"):
+            RetrievalConfig.from_file(latin)
+
+    @pytest.mark.parametrize("data", [None, [1], "bm25"])
+    def test_from_dict_needs_a_mapping(self, data):
+        with pytest.raises(ConfigError, match="must be a mapping"):
+            RetrievalConfig.from_dict(data)

@@ -9,6 +9,7 @@ from haygraph.retrieval.errors import (
     EmptyCorpusError,
     EmptyDocumentError,
     InputError,
+    SourceConflictError,
     UnreadableFileError,
     UnsupportedFileError,
 )
@@ -135,15 +136,50 @@ class TestMultiFormatConverter:
         ]
         assert docs[1].meta["title"] == "Later heading"
 
-    def test_source_ids_relative_to_common_root_of_sources(self, kb: Path):
+    def test_source_ids_relative_to_the_directory_given(self, kb: Path):
         docs = MultiFormatConverter().run(sources=[kb / "handbook", kb / "faq.html"])["documents"]
-        assert {d.meta["source_id"] for d in docs} == {
-            "handbook/leave-policy.md",
-            "handbook/notes.txt",
-            "faq.html",
-        }
+        assert {d.meta["source_id"] for d in docs} == {"leave-policy.md", "notes.txt", "faq.html"}
         single = MultiFormatConverter().run(sources=[str(kb / "handbook" / "notes.txt")])["documents"]
         assert single[0].meta["source_id"] == "notes.txt"
+
+    def test_source_ids_do_not_depend_on_the_working_directory(self, kb: Path, monkeypatch):
+        expected = [d.meta["source_id"] for d in MultiFormatConverter().run(sources=[kb])["documents"]]
+        monkeypatch.chdir(kb / "handbook")
+        relative = MultiFormatConverter().run(sources=[".."])["documents"]
+        assert [d.meta["source_id"] for d in relative] == expected
+        assert relative[0].meta["file_path"] == str((kb / "faq.html").resolve())
+
+    def test_known_file_keeps_its_id_through_another_path(self, kb: Path):
+        # regression: the same file indexed as docs/ and as docs/sub/x gave two ids
+        first = MultiFormatConverter().run(sources=[kb])["documents"]
+        known = {d.meta["source_id"]: d.meta["file_path"] for d in first}
+        (kb / "link.md").symlink_to(kb / "handbook" / "leave-policy.md")
+        for path in [kb / "handbook" / "leave-policy.md", kb / "handbook" / ".." / "link.md"]:
+            again = MultiFormatConverter().run(sources=[path], known_sources=known)["documents"]
+            assert [d.meta["source_id"] for d in again] == ["handbook/leave-policy.md"]
+
+    def test_two_files_may_not_share_an_id(self, kb: Path, tmp_path: Path):
+        other = tmp_path / "other"
+        other.mkdir()
+        (other / "notes.txt").write_text("Other notes.", encoding="utf-8")
+        with pytest.raises(SourceConflictError, match=r"'notes\.txt' is already used by .*handbook"):
+            MultiFormatConverter().run(sources=[kb / "handbook" / "notes.txt", other / "notes.txt"])
+        known = {"notes.txt": str((kb / "handbook" / "notes.txt").resolve())}
+        with pytest.raises(SourceConflictError, match="common parent directory"):
+            MultiFormatConverter().run(sources=[other], known_sources=known)
+        lenient = MultiFormatConverter(strict=False).run(sources=[other], known_sources=known)
+        assert lenient["documents"] == [] and "already used" in lenient["skipped"][0]
+
+    def test_directory_reports_what_it_skips(self, kb: Path):
+        result = MultiFormatConverter().run(sources=[kb])
+        assert len(result["documents"]) == 4
+        assert [s.split(": ", 1)[0] for s in result["skipped"]] == [
+            f"{kb.resolve()}/.git/",
+            f"{kb.resolve()}/.hidden.md",
+            f"{kb.resolve()}/image.png",
+        ]
+        assert "hidden folder" in result["skipped"][0]
+        assert "unsupported file type '.png'" in result["skipped"][2]
 
     def test_same_file_twice_converted_once(self, kb: Path):
         docs = MultiFormatConverter().run(sources=[kb / "faq.html", kb / "faq.html"])["documents"]
@@ -207,7 +243,7 @@ class TestMultiFormatConverter:
             "handbook/leave-policy.md",
             "handbook/notes.txt",
         ]
-        assert len(result["skipped"]) == 3
+        assert len(result["skipped"]) == 5  # .git/, .hidden.md, image.png (once), empty.txt, missing.md
         assert any("empty.txt" in s and "no text" in s for s in result["skipped"])
         assert any("image.png" in s and "unsupported" in s for s in result["skipped"])
         assert any("missing.md" in s and "does not exist" in s for s in result["skipped"])

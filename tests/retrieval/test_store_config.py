@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from haygraph.retrieval.config import RetrievalConfig
-from haygraph.retrieval.errors import ConfigError, IndexSettingsMismatchError
+from haygraph.retrieval.errors import ConfigError, CorruptStoreError, IndexSettingsMismatchError
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 from haygraph.retrieval.store_config import is_indexing_key, leaves, merge_store_config
 from tests.retrieval.store_helpers import small_store
@@ -114,6 +114,7 @@ class TestOpen:
         store = _saved_store(tmp_path, {**BM25_STORE, "retriever": {"mode": "x"}})
         manifest = store / (store / "CURRENT").read_text().strip() / "manifest.json"
         assert json.loads(manifest.read_text())["meta"]["config"]["retriever"] == {"mode": "x"}
-        with pytest.raises(ConfigError, match="unknown config key 'retriever'") as info:
+        # Loading validates every store file: the error names the manifest and the fix (re-index).
+        with pytest.raises(CorruptStoreError, match="unknown config key 'retriever'") as info:
             KnowledgeBase.open(store)
-        assert str(info.value).startswith(f"{manifest}: ")
+        assert str(manifest) in str(info.value) and "re-index" in str(info.value)
