@@ -28,7 +28,7 @@ from typing import Any
 from haygraph.eval.errors import EvalError
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.errors import ModelUnavailableError
-from haygraph.retrieval.models import resolve_model
+from haygraph.retrieval.model_paths import resolve_model
 
 logger = logging.getLogger(__name__)
 
