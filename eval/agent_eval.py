@@ -1,8 +1,8 @@
 """Agent-level evaluation on the labelled handbook cases (SPEC §7): routing, evidence validity, refusals.
 
-Run: `python -m haygraph.eval.agent_eval [--store DIR] [--split all|tune|test] [--json FILE]`. Each case is
-asked
-on its own thread in offline mode. Reported:
+Run: `python -m haygraph.eval.agent_eval [--store DIR] [--split all|tune|test] [--mode bm25|dense|hybrid]
+[--bm25-uses-cosine] [--json FILE]`. Each case is asked on its own thread in offline mode, retrieving in
+the given query mode (default: the store's). Reported:
 
 - routing accuracy (expected route vs the graph's route), per kind;
 - answerable: answered (`completed`), the expected source among the cited evidence, and the
@@ -46,14 +46,23 @@ def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, bool]:
     return checks
 
 
-def run(store: str, split: str = "all") -> dict[str, Any]:
-    """Ask every selected case and aggregate the checks."""
+def run(
+    store: str, split: str = "all", mode: str | None = None, bm25_uses_cosine: bool = False
+) -> dict[str, Any]:
+    """Ask every selected case (retrieving in query `mode`, default the store's) and aggregate the checks."""
     from haygraph.adapters.agent import build_agent
     from haygraph.retrieval.knowledge_base import KnowledgeBase
 
     if not (Path(store) / "CURRENT").is_file():
         KnowledgeBase(store_dir=store).index([HANDBOOK])
-    agent = build_agent(store)
+    query = KnowledgeBase.open(store).config.query
+    query = query.model_copy(
+        update={
+            "mode": mode or query.mode,
+            "relevance": query.relevance.model_copy(update={"bm25_uses_cosine": bm25_uses_cosine}),
+        }
+    )
+    agent = build_agent(store, query=query)
     agent.ask("warm up", thread_id="warm-up")
     cases = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
     cases = [c for c in cases if split == "all" or c["split"] == split]
@@ -78,6 +87,8 @@ def run(store: str, split: str = "all") -> dict[str, Any]:
                 )
     return {
         "split": split,
+        "mode": query.mode,
+        "bm25_uses_cosine": bm25_uses_cosine,
         "cases": len(cases),
         "rates": {
             kind: {name: sum(v) / len(v) for name, v in checks.items()} for kind, checks in totals.items()
@@ -95,10 +106,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Agent-level evaluation on the labelled handbook cases.")
     parser.add_argument("--store", help="handbook store directory (default: a temporary one)")
     parser.add_argument("--split", default="all", choices=["all", "tune", "test"])
+    parser.add_argument("--mode", choices=["bm25", "dense", "hybrid"], help="query mode (default: store's)")
+    parser.add_argument(
+        "--bm25-uses-cosine", action="store_true", help="bm25 mode: relevance also uses the query's cosine"
+    )
     parser.add_argument("--json", help="write the full report to this file")
     args = parser.parse_args(argv)
-    report = run(args.store or tempfile.mkdtemp(prefix="haygraph-agent-eval-"), args.split)
-    print(f"{report['cases']} cases ({report['split']})")
+    store = args.store or tempfile.mkdtemp(prefix="haygraph-agent-eval-")
+    report = run(store, args.split, args.mode, args.bm25_uses_cosine)
+    print(f"{report['cases']} cases ({report['split']}), mode {report['mode']}")
     for kind, rates in sorted(report["rates"].items()):
         print(f"  {kind:13s} " + "  ".join(f"{k}={v:.2f}" for k, v in rates.items()))
     for route, lat in sorted(report["latency_ms"].items()):
