@@ -12,7 +12,7 @@ from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.control.api import Agent
 from haygraph.control.threads import sqlite_checkpointer
 from haygraph.control.tools import ContractToolExecutor
-from haygraph.retrieval.config import RetrievalConfig
+from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 
@@ -25,6 +25,7 @@ def build_agent(
     allow_list: Sequence[str] = DEFAULT_ALLOW_LIST,
     max_calls_per_turn: int = 2,
     retrieval_config: RetrievalConfig | None = None,
+    query: QueryConfig | None = None,
     **settings: Any,
 ) -> Agent:
     """An `Agent` over the store at `store_dir`.
@@ -35,10 +36,11 @@ def build_agent(
     - threads: persisted in SQLite at `threads_db` when given (the CLI's `chat`), else in memory;
     - `model`: a LangChain chat model or a `provider:model` string; None = offline mode;
     - `retrieval_config`: settings over the store's own, as for `KnowledgeBase.open`;
+    - `query`: query settings (mode, fusion, cut, relevance) instead of the knowledge base's defaults;
     - `settings`: further `haygraph.control.context.Context` fields (relevance_threshold, top_k, ...).
     """
     kb = KnowledgeBase.open(store_dir, retrieval_config)
-    retriever = HaystackRetriever(kb)
+    retriever = HaystackRetriever(kb, query)
     db = OrdersDatabase(Path(orders_db) if orders_db else Path(store_dir) / "orders.sqlite")
     registry = build_example_registry(db, retriever)
     # The executor carries the registry and allow-list; the graph reads them for schema selection.

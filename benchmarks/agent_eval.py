@@ -1,8 +1,8 @@
 """Agent-level evaluation on the labelled handbook cases (SPEC §7): routing, evidence validity, refusals.
 
-Run: `python -m benchmarks.agent_eval [--store DIR] [--split all|tune|test] [--json FILE]`. Each case is
-asked
-on its own thread in offline mode. Reported:
+Run: `python -m benchmarks.agent_eval [--store DIR] [--split all|tune|test] [--mode bm25|dense|hybrid]
+[--bm25-uses-cosine] [--json FILE]`. Each case is asked on its own thread in offline mode, retrieving in
+the given query mode (default: the store's). Reported:
 
 - routing accuracy (expected route vs the graph's route), per kind;
 - answerable: answered (`completed`), the expected source among the cited evidence, and the
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.fixtures import example_agent, load_cases
+from benchmarks.fixtures import example_agent, handbook_store, load_cases
 
 
 def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, bool]:
@@ -47,9 +47,18 @@ def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, bool]:
     return checks
 
 
-def run(store: str, split: str = "all") -> dict[str, Any]:
-    """Ask every selected case and aggregate the checks."""
-    agent = example_agent(store)
+def run(
+    store: str, split: str = "all", mode: str | None = None, bm25_uses_cosine: bool = False
+) -> dict[str, Any]:
+    """Ask every selected case (retrieving in query `mode`, default the store's) and aggregate the checks."""
+    query = handbook_store(store).config.query
+    query = query.model_copy(
+        update={
+            "mode": mode or query.mode,
+            "relevance": query.relevance.model_copy(update={"bm25_uses_cosine": bm25_uses_cosine}),
+        }
+    )
+    agent = example_agent(store, query=query)
     agent.ask("warm up", thread_id="warm-up")
     cases = [c for c in load_cases() if split == "all" or c["split"] == split]
     totals: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
@@ -73,6 +82,8 @@ def run(store: str, split: str = "all") -> dict[str, Any]:
                 )
     return {
         "split": split,
+        "mode": query.mode,
+        "bm25_uses_cosine": bm25_uses_cosine,
         "cases": len(cases),
         "rates": {
             kind: {name: sum(v) / len(v) for name, v in checks.items()} for kind, checks in totals.items()
@@ -90,10 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Agent-level evaluation on the labelled handbook cases.")
     parser.add_argument("--store", help="handbook store directory (default: a temporary one)")
     parser.add_argument("--split", default="all", choices=["all", "tune", "test"])
+    parser.add_argument("--mode", choices=["bm25", "dense", "hybrid"], help="query mode (default: store's)")
+    parser.add_argument(
+        "--bm25-uses-cosine", action="store_true", help="bm25 mode: relevance also uses the query's cosine"
+    )
     parser.add_argument("--json", help="write the full report to this file")
     args = parser.parse_args(argv)
-    report = run(args.store or tempfile.mkdtemp(prefix="haygraph-agent-eval-"), args.split)
-    print(f"{report['cases']} cases ({report['split']})")
+    store = args.store or tempfile.mkdtemp(prefix="haygraph-agent-eval-")
+    report = run(store, args.split, args.mode, args.bm25_uses_cosine)
+    print(f"{report['cases']} cases ({report['split']}), mode {report['mode']}")
     for kind, rates in sorted(report["rates"].items()):
         print(f"  {kind:13s} " + "  ".join(f"{k}={v:.2f}" for k, v in rates.items()))
     for route, lat in sorted(report["latency_ms"].items()):

@@ -7,10 +7,11 @@ repository): whole documents first, then the project's splitter's chunks to fill
 `CachedDocumentEmbedder` (vectors are cached on disk, so only the first run pays), and prints
 p50/p95 query latency over the datasets' real queries for:
 
-- our hybrid pipeline (FastBM25Retriever + FastEmbeddingRetriever + HybridFusion + ScoreCliffCutter),
+- our hybrid pipeline (FastBM25Retriever + FastEmbeddingRetriever + HybridFusion + ScoreCliffCutter +
+  RelevanceScorer),
   excluding the query embedding (the precomputed vector is fed to the dense retriever) and including it;
-- the same pipeline built with ``bm25.backend="haystack"`` and ``dense.backend="haystack"``
-  (InMemoryBM25Retriever / InMemoryEmbeddingRetriever), both ways;
+- the same pipeline built with ``stock=True`` (Haystack's InMemoryBM25Retriever /
+  InMemoryEmbeddingRetriever), both ways;
 - each retriever alone, and the speed-up ratios.
 
 This is a script that prints figures, not a test.
@@ -35,9 +36,9 @@ from haygraph.retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
 from haygraph.retrieval.config import RetrievalConfig
 from haygraph.retrieval.converters import read_beir_corpus
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
-from haygraph.retrieval.executor import run_direct
-from haygraph.retrieval.models import resolve_model
-from haygraph.retrieval.pipelines import build_query_pipeline
+from haygraph.retrieval.model_paths import resolve_model
+from haygraph.retrieval.pipeline_runner import run_direct
+from haygraph.retrieval.pipelines import build_query_pipeline, query_inputs
 from haygraph.retrieval.splitter import StructuredSplitter
 from haygraph.retrieval.store import EmbeddedDocumentStore
 from haygraph.retrieval.tokenize import BM25Tokenizer
@@ -129,12 +130,6 @@ def timed(fn: Callable[[int], Any], n: int, warmup: int = 3) -> list[float]:
     return times
 
 
-def without_text_embedder(pipe: Pipeline) -> Pipeline:
-    """Remove the text embedder, so that the dense retriever takes a query vector as input."""
-    pipe.remove_component("text_embedder")
-    return pipe
-
-
 def main(argv: list[str] | None = None) -> int:
     """Build the store, time every configuration and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -175,29 +170,24 @@ def main(argv: list[str] | None = None) -> int:
     embed_ms = timed(lambda i: text_embedder.run(text=queries[i]), len(queries))
     vectors = [text_embedder.run(text=q)["embedding"] for q in queries]
 
-    stock_config = config.with_overrides(bm25={"backend": "haystack"}, dense={"backend": "haystack"})
-    ours, info = build_query_pipeline(config, store)
+    # embed_query=False: the dense retriever (and relevance) take the precomputed query vector as input
+    ours, info = build_query_pipeline(config, store, embed_query=False)
     ours_full, _ = build_query_pipeline(config, store)
-    stock, stock_info = build_query_pipeline(stock_config, store)
-    stock_full, _ = build_query_pipeline(stock_config, store)
-    ours, stock = without_text_embedder(ours), without_text_embedder(stock)
+    stock, stock_info = build_query_pipeline(config, store, stock=True, embed_query=False)
+    stock_full, _ = build_query_pipeline(config, store, stock=True)
     for pipe in (ours, ours_full, stock, stock_full):
         pipe.warm_up()
 
-    # Both pipelines run the way `KnowledgeBase.search` runs them (retrieval.executor.run_direct);
+    # Both pipelines run the way `KnowledgeBase.search` runs them (retrieval.pipeline_runner.run_direct);
     # the Pipeline.run rows show Haystack's own scheduler for comparison.
     def run_vec(pipe: Pipeline) -> Callable[[int], Any]:
-        return lambda i: run_direct(
-            pipe, {"dense": {"query_embedding": vectors[i]}, "bm25": {"query": queries[i]}}
-        )
+        return lambda i: run_direct(pipe, query_inputs(pipe, queries[i], query_embedding=vectors[i]))
 
     def run_text(pipe: Pipeline) -> Callable[[int], Any]:
-        return lambda i: run_direct(
-            pipe, {"text_embedder": {"text": queries[i]}, "bm25": {"query": queries[i]}}
-        )
+        return lambda i: run_direct(pipe, query_inputs(pipe, queries[i]))
 
     def haystack_run_vec(pipe: Pipeline) -> Callable[[int], Any]:
-        return lambda i: pipe.run({"dense": {"query_embedding": vectors[i]}, "bm25": {"query": queries[i]}})
+        return lambda i: pipe.run(query_inputs(pipe, queries[i], query_embedding=vectors[i]))
 
     BM25Tokenizer()("预热")  # load jieba's dictionary now, not inside the first timed Chinese query
     k = config.query.fusion.candidates
@@ -225,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nquery latency at {store.count_documents()} chunks, {n} queries ({ns} for stock retrievers) (ms)"
     )
-    print("(pipelines run as KnowledgeBase.search runs them: components in graph order, retrieval.executor;")
+    print("(pipelines run as KnowledgeBase.search runs them: components in graph order, pipeline_runner;")
     print(" Haystack's Pipeline.run adds per-input deep copies, the same fixed cost for both: see its rows)")
     print(f"{'configuration':44s} {'p50':>9s} {'p95':>9s}")
     for name, values in rows.items():

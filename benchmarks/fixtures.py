@@ -66,7 +66,10 @@ def example_tools(retriever: Retriever, work_dir: str | Path) -> tuple[ToolRegis
     return registry, ContractToolExecutor(registry, list(DEFAULT_ALLOW_LIST))
 
 
-def example_agent(store_dir: str | Path) -> Agent:
-    """The offline example agent over the handbook store in `store_dir` (indexed first if needed)."""
+def example_agent(store_dir: str | Path, **agent_kwargs: Any) -> Agent:
+    """The offline example agent over the handbook store in `store_dir` (indexed first if needed).
+
+    `agent_kwargs` go to `build_agent` (e.g. `query=` settings).
+    """
     handbook_store(store_dir)
-    return build_agent(store_dir)
+    return build_agent(store_dir, **agent_kwargs)

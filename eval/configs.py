@@ -29,7 +29,7 @@ from haygraph.eval.errors import EvalError
 from haygraph.eval.names import BASE_NAMES, CUT_SUFFIX, DEFAULT_CONFIGS, TUNED_NAME
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.errors import ModelUnavailableError
-from haygraph.retrieval.models import resolve_model
+from haygraph.retrieval.model_paths import resolve_model
 
 logger = logging.getLogger(__name__)
 

@@ -136,10 +136,8 @@ def _info(
 
 
 def _index_without_embeddings(kb: KnowledgeBase, corpus_path: Path, *, save: bool) -> None:
-    """Run the standard indexing pipeline minus its embedder, then build the BM25 index."""
-    pipe = build_indexing_pipeline(kb.config, kb.store, from_files=False)
-    pipe.remove_component("embedder")
-    pipe.connect("dedup.documents", "writer.documents")
+    """Run the standard indexing pipeline without its embedder, then build the BM25 index."""
+    pipe = build_indexing_pipeline(kb.config, kb.store, from_files=False, embed=False)
     run_pipeline(pipe, {"cleaner": {"documents": read_beir_corpus(corpus_path)}})
     kb.store.meta["config"] = kb.config.model_dump(mode="json")
     kb.store.bm25_index(BM25Index.from_config(kb.config.bm25))

@@ -27,6 +27,7 @@ _EXPORTS = {
     "EmbeddedDocumentStore": "haygraph.retrieval.store",
     "build_indexing_pipeline": "haygraph.retrieval.pipelines",
     "build_query_pipeline": "haygraph.retrieval.pipelines",
+    "query_inputs": "haygraph.retrieval.pipelines",
     "dumps_pipeline": "haygraph.retrieval.pipelines",
     "loads_pipeline": "haygraph.retrieval.pipelines",
     "RetrievalError": "haygraph.retrieval.errors",

@@ -42,6 +42,7 @@ class BM25Index:
         self.num_docs = 0
         self.doc_freq: dict[str, int] = {}
         self._term_sets: dict[str, frozenset[str]] = {}  # text -> its terms, for term_coverage
+        self._term_max: np.ndarray | None = None  # best score of each term in any document, for score_bound
 
     @classmethod
     def from_config(cls, config: BM25Config) -> BM25Index:
@@ -66,6 +67,7 @@ class BM25Index:
         bm25 = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
         bm25.index(corpus_tokens, show_progress=False)
         self._bm25 = bm25
+        self._term_max = None
         return self
 
     def scores(self, query: str) -> np.ndarray | None:
@@ -76,6 +78,29 @@ class BM25Index:
         if not token_ids:
             return None
         return np.asarray(self._bm25.get_scores_from_ids(token_ids), dtype=np.float32)
+
+    def score_bound(self, query: str) -> float:
+        """Upper bound of any document's BM25 score for `query`: the sum over its terms of their best scores.
+
+        Dividing a score by it gives a query-normalized BM25 score in [0, 1] that does not depend on the
+        other results of the list (unlike min-max), so it can feed an absolute relevance model. 0 when no
+        query term is in the vocabulary.
+        """
+        if self._bm25 is None:
+            return 0.0
+        token_ids = self._bm25.get_tokens_ids(self.tokenizer(query))
+        if not token_ids:
+            return 0.0
+        if self._term_max is None:
+            data = np.asarray(self._bm25.scores["data"])
+            indptr = np.asarray(self._bm25.scores["indptr"])
+            starts, ends = indptr[:-1], indptr[1:]
+            nonempty = ends > starts
+            term_max = np.zeros(starts.shape[0], dtype=np.float64)
+            if data.size:
+                term_max[nonempty] = np.maximum.reduceat(data, starts[nonempty])
+            self._term_max = term_max
+        return float(self._term_max[np.asarray(token_ids, dtype=np.int64)].sum())
 
     def idf(self, term: str) -> float:
         """Lucene BM25 idf, ln(1 + (N - df + 0.5) / (df + 0.5)); a term absent from the corpus gets df = 0."""

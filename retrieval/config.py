@@ -197,30 +197,65 @@ class CutConfig(_Section):
         return self
 
 
-class RelevanceConfig(_Section):
-    """Calibrated absolute relevance (see `haygraph.retrieval.relevance`).
+class RelevanceWeights(_Section):
+    """Weights of the logistic relevance model (see `haygraph.retrieval.relevance`), one block per language.
 
-    Defaults fitted by `python -m benchmarks.calibrate_relevance` on the `tune` half of the labelled
-    handbook
-    cases (28 answerable/unanswerable questions); held-out `test` half (26): accuracy 0.885 at threshold
-    0.5 (English 0.92, Chinese 0.85) against 0.58 for "best dense cosine >= 0.5". Refit for your corpus.
+    The field order is `haygraph.retrieval.relevance.FEATURE_NAMES`; a weight of 0 leaves a signal out.
     """
 
-    en_cosine_weight: float = 13.136
-    en_coverage_weight: float = 0.256
-    en_bias: float = -4.896
-    zh_coverage_weight: float = 6.638
-    zh_bias: float = -0.834
+    en_cosine: float = 0.0
+    en_coverage: float = 0.0
+    en_bm25: float = 0.0
+    en_bias: float = 0.0
+    zh_cosine: float = 0.0
+    zh_coverage: float = 0.0
+    zh_bm25: float = 0.0
+    zh_bias: float = 0.0
 
-    def weights(self) -> tuple[float, float, float, float, float]:
-        """Weights in the feature order of `haygraph.retrieval.relevance.relevance_features`."""
-        return (
-            self.en_cosine_weight,
-            self.en_coverage_weight,
-            self.en_bias,
-            self.zh_coverage_weight,
-            self.zh_bias,
-        )
+    def vector(self) -> tuple[float, ...]:
+        """The weights in feature order."""
+        return tuple(float(v) for v in self.model_dump().values())
+
+
+class RelevanceConfig(_Section):
+    """Calibrated absolute relevance (see `haygraph.retrieval.relevance`), with weights per query mode.
+
+    The query pipeline's `RelevanceScorer` uses the weights of the pipeline's mode (`for_mode`). Defaults
+    fitted by `python -m haygraph.eval.calibrate_relevance` on the `tune` half of the labelled handbook
+    cases (28 answerable/unanswerable questions). Accuracy at 0.5 on the held-out `test` half (26):
+    hybrid 0.885 (en 0.92, zh 0.85), dense 0.808 (en 0.92, zh 0.69), bm25 0.769 (en 0.69, zh 0.85; keeps
+    every answerable case but refuses only 2 of 8 unanswerable ones), bm25 with `bm25_uses_cosine` 0.885
+    (en 0.92, zh 0.85). Refit for your corpus.
+    """
+
+    hybrid: RelevanceWeights = RelevanceWeights(
+        en_cosine=13.136, en_coverage=0.256, en_bias=-4.896, zh_coverage=6.638, zh_bias=-0.834
+    )
+    dense: RelevanceWeights = RelevanceWeights(
+        en_cosine=12.022, en_coverage=5.757, en_bias=-6.147, zh_coverage=3.107, zh_bias=0.233
+    )
+    bm25: RelevanceWeights = RelevanceWeights(
+        en_coverage=2.321, en_bias=-0.012, zh_coverage=6.411, zh_bias=-0.985
+    )
+    """bm25 mode: lexical signals only (no model is loaded)."""
+    bm25_cosine: RelevanceWeights = RelevanceWeights(
+        en_cosine=11.529, en_bias=-3.966, zh_coverage=6.411, zh_bias=-0.985
+    )
+    """bm25 mode with `bm25_uses_cosine`."""
+    bm25_uses_cosine: bool = Field(
+        default=False,
+        description="In bm25 mode, also embed the query to score the kept hits' cosine (loads the "
+        "embedding model; the store must hold embeddings).",
+    )
+
+    def for_mode(self, mode: str) -> RelevanceWeights:
+        """The weights for query mode `mode` (bm25, dense or hybrid)."""
+        if mode not in ("bm25", "dense", "hybrid"):
+            raise ConfigError(f"unknown query mode {mode!r}; valid: bm25, dense, hybrid")
+        if mode == "bm25" and self.bm25_uses_cosine:
+            return self.bm25_cosine
+        weights: RelevanceWeights = getattr(self, mode)
+        return weights
 
 
 class QueryConfig(_Section):

@@ -20,7 +20,8 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from tqdm import tqdm
 
-from haygraph.retrieval.models import resolve_model
+from haygraph.retrieval.config import BUNDLED_MODEL
+from haygraph.retrieval.model_paths import is_bundled, resolve_model
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +114,9 @@ class CachedDocumentEmbedder:
         )
         if self.use_cache:
             directory = Path(self.cache_dir) if self.cache_dir else default_cache_dir()
-            self._cache = EmbeddingCache(directory / "embeddings", model_key=self.model)
+            # every spelling of the bundled model shares one cache key (its vectors are the same)
+            key = BUNDLED_MODEL if is_bundled(self.model) else self.model
+            self._cache = EmbeddingCache(directory / "embeddings", model_key=key)
 
     @component.output_types(documents=list[Document])
     def run(self, documents: list[Document]) -> dict[str, list[Document]]:

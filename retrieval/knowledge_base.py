@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from haystack import Document, Pipeline
 
 from haygraph.retrieval.bm25_index import BM25Index
@@ -27,9 +26,15 @@ from haygraph.retrieval.errors import (
     QueryError,
     RetrievalError,
 )
-from haygraph.retrieval.executor import run_direct
-from haygraph.retrieval.pipelines import QueryPipelineInfo, build_indexing_pipeline, build_query_pipeline
-from haygraph.retrieval.relevance import relevance_features, relevance_probability
+from haygraph.retrieval.pipeline_runner import run_direct
+from haygraph.retrieval.pipelines import (
+    QueryPipelineInfo,
+    build_indexing_pipeline,
+    build_query_pipeline,
+    check_top_k,
+    query_inputs,
+)
+from haygraph.retrieval.query_embedder import QueryEmbedder, QueryMemo
 from haygraph.retrieval.sources import (
     SourceKey,
     check_extra_meta,
@@ -45,8 +50,6 @@ from haygraph.retrieval.store_files import store_root
 logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 4000
-QUERY_MEMO_SIZE = 20000
-"""Query embeddings remembered per knowledge base (shared by its query pipelines, same model)."""
 _HAS_WORD = re.compile(r"\w")
 
 
@@ -63,7 +66,7 @@ class Hit:
 
     @property
     def relevance(self) -> float | None:
-        """Absolute relevance in (0, 1), calibrated from cosine and term coverage (`relevance.py`)."""
+        """Absolute relevance in (0, 1) from the pipeline's `RelevanceScorer` (calibrated per query mode)."""
         value = self.meta.get("relevance")
         return None if value is None else float(value)
 
@@ -115,26 +118,18 @@ class RemovalReport:
 
 
 class QueryRunner:
-    """A built query pipeline plus the input mapping for its components.
+    """A built query pipeline, run the way `KnowledgeBase.search` runs it.
 
-    Components run through `haygraph.retrieval.executor.run_direct` (measured 7× faster per query than
-    `Pipeline.run`, whose per-input deep copies dominate at our retrievers' speed).
+    Inputs are mapped by `haygraph.retrieval.pipelines.query_inputs` (the same mapping a caller of
+    `Pipeline.run` uses); components run through `haygraph.retrieval.pipeline_runner.run_direct`
+    (measured 7× faster per query than `Pipeline.run`, whose per-input deep copies dominate at our
+    retrievers' speed), which opens the same tracing spans. Every stage, relevance included, is a
+    component of `pipeline`.
     """
 
-    def __init__(
-        self,
-        pipeline: Pipeline,
-        info: QueryPipelineInfo,
-        store: EmbeddedDocumentStore,
-        config: RetrievalConfig,
-        query: QueryConfig,
-    ) -> None:
+    def __init__(self, pipeline: Pipeline, info: QueryPipelineInfo) -> None:
         self.pipeline = pipeline
         self.info = info
-        self.store = store
-        self.relevance = query.relevance
-        self.bm25_template = BM25Index.from_config(config.bm25)
-        self.embedding_memo: dict[str, list[float]] = {}
         self._warm = False
 
     def warm_up(self) -> None:
@@ -144,79 +139,14 @@ class QueryRunner:
             self._warm = True
 
     def run(
-        self,
-        query: str,
-        *,
-        filters: dict[str, Any] | None = None,
-        top_k: int | None = None,
-        candidates: int | None = None,
+        self, query: str, *, filters: dict[str, Any] | None = None, top_k: int | None = None
     ) -> list[Document]:
         """Run the pipeline for one (already validated) query and return its ranked documents."""
         self.warm_up()
-        names = set(self.info.components)
-        data: dict[str, dict[str, Any]] = {}
-        if "text_embedder" in names:
-            data["text_embedder"] = {"text": query}
-        for name in ("bm25", "dense"):
-            if name in names:
-                data[name] = {"filters": filters} if filters else {}
-                if candidates is not None:
-                    data[name]["top_k"] = candidates
-                elif top_k is not None and "fusion" not in names and "reranker" not in names:
-                    data[name]["top_k"] = top_k  # the retriever is the last ranking stage
-        if "bm25" in names:
-            data["bm25"]["query"] = query
-        if "fusion" in names and top_k is not None:
-            data["fusion"] = {"top_k": top_k}
-        if "reranker" in names:
-            data["reranker"] = {"query": query}
-        outputs = {self.info.output}
-        if "text_embedder" in names:
-            outputs.add("text_embedder")
-        precomputed = None
-        if "text_embedder" in names:
-            cached = self.embedding_memo.get(query)
-            if cached is not None:
-                precomputed = {"text_embedder": {"embedding": cached}}
-        result = run_direct(self.pipeline, data, include_outputs_from=outputs, precomputed=precomputed)
+        data = query_inputs(self.pipeline, query, filters=filters, top_k=top_k)
+        result = run_direct(self.pipeline, data, include_outputs_from={self.info.output})
         docs: list[Document] = result[self.info.output]["documents"]
-        if top_k is not None and "fusion" not in names and "cut" not in names:
-            docs = docs[:top_k]
-        embedding = result.get("text_embedder", {}).get("embedding")
-        if embedding is not None and precomputed is None:
-            if len(self.embedding_memo) >= QUERY_MEMO_SIZE:
-                self.embedding_memo.clear()
-            self.embedding_memo[query] = embedding
-        return self._with_relevance(docs, query, embedding)
-
-    def _with_relevance(
-        self, docs: list[Document], query: str, embedding: list[float] | None
-    ) -> list[Document]:
-        """Annotate hits with absolute scores.
-
-        `dense_score` (cosine; filled in for BM25-only hits when the query was embedded), `term_coverage`,
-        and the calibrated `relevance` probability.
-        """
-        if not docs:
-            return docs
-        matrix = self.store.matrix() if embedding is not None else None
-        q = None
-        if matrix is not None:
-            q = np.asarray(embedding, dtype=np.float32)
-            q = q / (np.linalg.norm(q) or 1.0)
-        bm25 = self.store.bm25_index(self.bm25_template)
-        weights = self.relevance.weights()
-        out = []
-        for doc in docs:
-            meta = dict(doc.meta)
-            pos = self.store.position(doc.id)
-            if "dense_score" not in meta and q is not None and matrix is not None and pos is not None:
-                meta["dense_score"] = float(matrix[pos] @ q)
-            meta["term_coverage"] = bm25.term_coverage(query, doc.content or "")
-            features = relevance_features(float(meta.get("dense_score", 0.0)), meta["term_coverage"], query)
-            meta["relevance"] = relevance_probability(features, weights)
-            out.append(replace(doc, meta=meta))
-        return out
+        return docs
 
 
 class KnowledgeBase:
@@ -237,7 +167,7 @@ class KnowledgeBase:
         self.config = config or RetrievalConfig()
         self.store = EmbeddedDocumentStore(path=str(store_dir) if store_dir else None)
         self._runners: dict[str, QueryRunner] = {}
-        self._query_embeddings: dict[str, list[float]] = {}
+        self._query_memo = QueryMemo()
 
     @classmethod
     def open(cls, store_dir: str | Path, config: RetrievalConfig | None = None) -> KnowledgeBase:
@@ -473,9 +403,11 @@ class KnowledgeBase:
         key = q.model_dump_json()
         if key not in self._runners:
             pipe, info = build_query_pipeline(self.config, self.store, q)
-            runner = QueryRunner(pipe, info, self.store, self.config, q)
-            runner.embedding_memo = self._query_embeddings  # one query embedding for every pipeline
-            self._runners[key] = runner
+            if "text_embedder" in pipe.graph.nodes:
+                embedder = pipe.get_component("text_embedder")
+                if isinstance(embedder, QueryEmbedder):  # one query embedding for every pipeline
+                    embedder.share_memo(self._query_memo)
+            self._runners[key] = QueryRunner(pipe, info)
         return self._runners[key]
 
     def search(
@@ -486,16 +418,18 @@ class KnowledgeBase:
         filters: dict[str, Any] | None = None,
         config: QueryConfig | RetrievalConfig | str | None = None,
     ) -> SearchResult:
-        """Ranked chunks for `query`.
+        """Ranked chunks for `query`, each with a calibrated `relevance` whatever the query mode.
 
         `config` is a `QueryConfig`, a `RetrievalConfig` (its `query` section is used), a mode name
-        ('hybrid', 'bm25', 'dense': the KB's query settings in that mode) or None (the KB's). Empty or
-        overlong queries raise `QueryError`; symbol-only ones find nothing; arguments of the wrong type
-        raise `ArgumentError` naming the parameter.
+        ('hybrid', 'bm25', 'dense': the KB's query settings in that mode) or None (the KB's). `top_k` (an
+        int >= 1; default: the config's) is how many results the ranking returns; the score-cliff cut, when
+        enabled, may keep fewer. Empty or overlong queries and a bad `top_k` raise `QueryError`;
+        symbol-only queries find nothing; arguments of the wrong type raise `ArgumentError` naming the
+        parameter.
         """
         text = validate_query(query)
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0):
-            raise ArgumentError(f"top_k must be a positive int or None, but got {_describe_value(top_k)}")
+        if top_k is not None:
+            check_top_k(top_k)
         if filters is not None and not isinstance(filters, dict):
             raise ArgumentError(
                 f"filters must be a dict (Haystack filter syntax) or None, but got {filters!r}"

@@ -1,13 +1,20 @@
 """The one place where the indexing and query pipelines are assembled from a `RetrievalConfig`.
 
 Indexing: [MultiFormatConverter] -> DocumentCleaner -> [StructuredSplitter] -> ChunkIdentifier ->
-ContentDeduplicator -> CachedDocumentEmbedder -> DocumentWriter.
+ContentDeduplicator -> [CachedDocumentEmbedder] -> DocumentWriter.
 
-Query (hybrid): text embedder -> dense retriever ┐
-                BM25 retriever ─────────────────┴-> HybridFusion -> [reranker] -> [ScoreCliffCutter]
+Query (hybrid): text_embedder -> dense ┐
+                bm25 ──────────────────┴-> fusion -> [reranker] -> [cut] -> relevance
+
+(bm25 mode: bm25 -> [reranker] -> [cut] -> relevance, plus text_embedder -> relevance when
+`RelevanceConfig.bm25_uses_cosine`; dense mode: text_embedder -> dense -> ...). Every
+stage is a component of the pipeline, so YAML, tracing and swapping see all of them, and
+`query_inputs` maps (query, filters, top_k) to the components' inputs for `Pipeline.run` and for
+`haygraph.retrieval.pipeline_runner.run_direct` alike.
 
 Every component is serializable, so both pipelines round-trip through Haystack YAML (`dumps_pipeline` /
-`loads_pipeline`, which allow-list our own modules).
+`loads_pipeline`, which allow-list our own modules); models are recorded by name and resolved on the
+loading machine at warm-up (see `haygraph.retrieval.model_paths`).
 """
 
 from __future__ import annotations
@@ -27,9 +34,11 @@ from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.converters import MultiFormatConverter
 from haygraph.retrieval.dense_retriever import FastEmbeddingRetriever
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
-from haygraph.retrieval.errors import ModelUnavailableError
+from haygraph.retrieval.errors import ModelUnavailableError, QueryError
 from haygraph.retrieval.fusion import HybridFusion
-from haygraph.retrieval.models import resolve_model
+from haygraph.retrieval.model_paths import resolve_model
+from haygraph.retrieval.query_embedder import QueryEmbedder
+from haygraph.retrieval.relevance_scorer import RelevanceScorer
 from haygraph.retrieval.score_cliff import ScoreCliffCutter
 from haygraph.retrieval.splitter import StructuredSplitter
 from haygraph.retrieval.store import EmbeddedDocumentStore
@@ -38,6 +47,8 @@ logger = logging.getLogger(__name__)
 
 ALLOWED_MODULES = ["haygraph.retrieval", "haystack_integrations"]
 """Modules `loads_pipeline` trusts besides Haystack's own."""
+
+_RETRIEVERS = ("bm25", "dense")
 
 
 @dataclass
@@ -56,9 +67,15 @@ def build_indexing_pipeline(
     store: EmbeddedDocumentStore,
     *,
     from_files: bool = True,
+    embed: bool = True,
     progress_bar: bool = False,
 ) -> Pipeline:
-    """Build the indexing pipeline; with `from_files` it starts at the converter, else at the cleaner."""
+    """Build the indexing pipeline.
+
+    With `from_files` it starts at the converter (input ``converter.sources``), else at the cleaner
+    (input ``cleaner.documents``). Without `embed` the documents are written without embeddings (enough
+    for BM25-only search; no model is loaded).
+    """
     pipe = Pipeline()
     if from_files:
         pipe.add_component("converter", MultiFormatConverter())
@@ -82,30 +99,57 @@ def build_indexing_pipeline(
         last = "splitter"
     pipe.add_component("chunk_ids", ChunkIdentifier())
     pipe.add_component("dedup", ContentDeduplicator())
-    emb = config.embedder
-    pipe.add_component(
-        "embedder",
-        CachedDocumentEmbedder(
-            model=emb.model,
-            batch_size=emb.batch_size,
-            cache_dir=emb.cache_dir,
-            use_cache=emb.use_cache,
-            progress_bar=progress_bar,
-        ),
-    )
-    pipe.add_component("writer", DocumentWriter(document_store=store, policy=DuplicatePolicy.OVERWRITE))
     pipe.connect(f"{last}.documents", "chunk_ids.documents")
     pipe.connect("chunk_ids.documents", "dedup.documents")
-    pipe.connect("dedup.documents", "embedder.documents")
-    pipe.connect("embedder.documents", "writer.documents")
+    last = "dedup"
+    if embed:
+        emb = config.embedder
+        pipe.add_component(
+            "embedder",
+            CachedDocumentEmbedder(
+                model=emb.model,
+                batch_size=emb.batch_size,
+                cache_dir=emb.cache_dir,
+                use_cache=emb.use_cache,
+                progress_bar=progress_bar,
+            ),
+        )
+        pipe.connect("dedup.documents", "embedder.documents")
+        last = "embedder"
+    pipe.add_component("writer", DocumentWriter(document_store=store, policy=DuplicatePolicy.OVERWRITE))
+    pipe.connect(f"{last}.documents", "writer.documents")
     return pipe
 
 
 def build_query_pipeline(
-    config: RetrievalConfig, store: EmbeddedDocumentStore, query: QueryConfig | None = None
+    config: RetrievalConfig,
+    store: EmbeddedDocumentStore,
+    query: QueryConfig | None = None,
+    *,
+    stock: bool = False,
+    embed_query: bool = True,
+    include_relevance: bool = True,
 ) -> tuple[Pipeline, QueryPipelineInfo]:
-    """Build the query pipeline for `query` (default: `config.query`) over `store`."""
+    """Build the query pipeline for `query` (default: `config.query`) over `store`.
+
+    Args:
+        config: the retrieval config (embedder, BM25 and dense settings, default query settings).
+        store: the store the retrievers search.
+        query: query settings overriding `config.query`.
+        stock: use Haystack's stock InMemoryBM25Retriever / InMemoryEmbeddingRetriever (over a copy of
+            the store) whatever `config` says — for comparisons.
+        embed_query: with False there is no ``text_embedder``: the query vector is a pipeline input
+            (``query_inputs(..., query_embedding=...)``), e.g. to time retrieval without the model.
+        include_relevance: end with the ``relevance`` stage (`RelevanceScorer`); without it hits carry
+            no calibrated relevance.
+
+    Returns:
+        The pipeline and a `QueryPipelineInfo` (components, output component, reranker skip notes).
+
+    """
     q = query or config.query
+    if stock:
+        config = config.with_overrides(bm25={"backend": "haystack"}, dense={"backend": "haystack"})
     pipe = Pipeline()
     info = QueryPipelineInfo(mode=q.mode, components=[], output="")
     reranker = _build_reranker(q, info)
@@ -113,25 +157,16 @@ def build_query_pipeline(
     head_k = q.reranker.top_k_in if reranker is not None else cut_size
     candidates = max(q.fusion.candidates, head_k)
 
+    cosine_for_relevance = include_relevance and q.mode == "bm25" and q.relevance.bm25_uses_cosine
+    if embed_query and (q.mode in ("dense", "hybrid") or cosine_for_relevance):
+        pipe.add_component("text_embedder", QueryEmbedder(model=config.embedder.model))
     if q.mode in ("dense", "hybrid"):
-        from haystack_integrations.components.embedders.sentence_transformers import (
-            SentenceTransformersTextEmbedder,
-        )
-
-        pipe.add_component(
-            "text_embedder",
-            SentenceTransformersTextEmbedder(
-                model=resolve_model(config.embedder.model),
-                normalize_embeddings=True,
-                progress_bar=False,
-                local_files_only=True,
-            ),
-        )
         dense_k = candidates if q.mode == "hybrid" else head_k
         pipe.add_component(
             "dense", _dense_retriever(config, store, dense_k, scale=q.mode == "dense" and q.cut.enabled)
         )
-        pipe.connect("text_embedder.embedding", "dense.query_embedding")
+        if embed_query:
+            pipe.connect("text_embedder.embedding", "dense.query_embedding")
     if q.mode in ("bm25", "hybrid"):
         pipe.add_component(
             "bm25", _bm25_retriever(config, store, candidates if q.mode == "hybrid" else head_k)
@@ -161,9 +196,84 @@ def build_query_pipeline(
         )
         pipe.connect(f"{last}.documents", "cut.documents")
         last = "cut"
+    if include_relevance:
+        pipe.add_component("relevance", _relevance_scorer(config, store, q))
+        pipe.connect(f"{last}.documents", "relevance.documents")
+        if "text_embedder" in pipe.graph.nodes:
+            pipe.connect("text_embedder.embedding", "relevance.query_embedding")
+        last = "relevance"
     info.components = list(pipe.graph.nodes)
     info.output = last
     return pipe, info
+
+
+def check_top_k(top_k: object) -> int:
+    """Return `top_k` if it is an int >= 1 (bools are refused); otherwise raise `QueryError` naming it."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise QueryError(f"top_k must be an integer >= 1, but got {top_k!r}")
+    return top_k
+
+
+def query_inputs(
+    pipeline: Pipeline,
+    query: str,
+    *,
+    filters: dict[str, Any] | None = None,
+    top_k: int | None = None,
+    query_embedding: list[float] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Map a query to the inputs of a pipeline built by `build_query_pipeline`, per component name.
+
+    The result is the `data` of ``pipeline.run(data)`` (and of `run_direct`). `filters` go to every
+    retriever. `top_k` (an int >= 1) is how many results the last ranking stage returns — the reranker,
+    else the fusion, else the retriever — and earlier stages are widened to feed it at least that many;
+    the score-cliff cut, when present, may still keep fewer (at most its `max_keep`). `query_embedding`
+    is required by pipelines built with ``embed_query=False`` that have a dense retriever (and goes to
+    the relevance stage too).
+
+    Raises:
+        QueryError: a bad `top_k`, or a missing `query_embedding`.
+
+    """
+    names = set(pipeline.graph.nodes)
+    if top_k is not None:
+        check_top_k(top_k)
+    data: dict[str, dict[str, Any]] = {}
+    external_vector = "text_embedder" not in names and query_embedding is not None
+    if "text_embedder" in names:
+        data["text_embedder"] = {"text": query}
+    elif "dense" in names:
+        if query_embedding is None:
+            raise QueryError("this query pipeline has no text_embedder: pass query_embedding")
+        data["dense"] = {"query_embedding": query_embedding}
+    for name in _RETRIEVERS:
+        if name in names and filters:
+            data.setdefault(name, {})["filters"] = filters
+    if "bm25" in names:
+        data.setdefault("bm25", {})["query"] = query
+    if "reranker" in names:
+        data["reranker"] = {"query": query}
+    if "relevance" in names:
+        data["relevance"] = {"query": query}
+        if external_vector:
+            data["relevance"]["query_embedding"] = query_embedding
+    if top_k is not None:
+        _size_stages(pipeline, names, data, top_k)
+    return data
+
+
+def _size_stages(pipeline: Pipeline, names: set[str], data: dict[str, dict[str, Any]], top_k: int) -> None:
+    """Make the last ranking stage return `top_k` results and the stages before it at least as many."""
+    stages = [n for n in ("reranker", "fusion") if n in names]
+    if stages:
+        data.setdefault(stages[0], {})["top_k"] = top_k
+    for name in [*stages[1:], *(n for n in _RETRIEVERS if n in names)]:
+        if not stages:  # the retriever is the last ranking stage
+            data.setdefault(name, {})["top_k"] = top_k
+            continue
+        built = getattr(pipeline.get_component(name), "top_k", None)
+        if built is not None and built < top_k:  # None: the stage passes everything on
+            data.setdefault(name, {})["top_k"] = top_k
 
 
 def dumps_pipeline(pipeline: Pipeline) -> str:
@@ -174,6 +284,23 @@ def dumps_pipeline(pipeline: Pipeline) -> str:
 def loads_pipeline(text: str) -> Pipeline:
     """Load a pipeline from Haystack YAML, trusting haygraph's own component modules."""
     return Pipeline.loads(text, allowed_modules=ALLOWED_MODULES)
+
+
+def _relevance_scorer(
+    config: RetrievalConfig, store: EmbeddedDocumentStore, q: QueryConfig
+) -> RelevanceScorer:
+    """The relevance stage: the weights of the query mode, the BM25 settings of the store's index."""
+    b = config.bm25
+    return RelevanceScorer(
+        document_store=store,
+        weights=q.relevance.for_mode(q.mode).model_dump(),
+        language=b.language,
+        stemming=b.stemming,
+        stopwords=b.stopwords,
+        k1=b.k1,
+        b=b.b,
+        method=b.method,
+    )
 
 
 def _bm25_retriever(config: RetrievalConfig, store: EmbeddedDocumentStore, top_k: int) -> Any:

@@ -1,32 +1,45 @@
-"""Absolute relevance: a calibrated probability that a chunk answers the query.
+"""Absolute relevance: a calibrated probability that a chunk answers the query (pure math).
 
 The control plane decides "good retrieval or not" by the best chunk's relevance, so the score must be
 absolute — min-max or rank-based scores give every list's top hit the same value and cannot tell good
-retrieval from bad. Two absolute signals are combined with a logistic model per language:
+retrieval from bad. Three absolute signals per chunk, each computable in every query mode:
 
-- the chunk's dense cosine similarity with the query;
-- idf-weighted term coverage: the share of the query's BM25 idf mass whose terms the chunk contains
-  (terms the corpus never mentions count as missing, with the highest idf).
+- ``cosine``: the chunk's dense cosine similarity with the query (only when the query was embedded:
+  dense and hybrid mode; 0 otherwise);
+- ``coverage``: idf-weighted term coverage, the share of the query's BM25 idf mass whose terms the
+  chunk contains (terms the corpus never mentions count as missing, with the highest idf);
+- ``bm25``: the chunk's BM25 score divided by `BM25Index.score_bound` (the sum over query terms of each
+  term's best score in any document), in [0, 1].
 
 all-MiniLM-L6-v2 is an English model: on Chinese text its cosines barely separate relevant from
-unrelated chunks, so the Chinese model uses coverage only. With `cjk` the query's share of CJK characters
-among its letters, the logit blends the two models:
+unrelated chunks. So the logistic model has one block of weights per language, blended by the query's
+share of CJK characters among its letters (``cjk``):
 
-    logit = (1 - cjk) * (w_cos * cosine + w_cov_en * coverage + b_en) + cjk * (w_cov_zh * coverage + b_zh)
+    logit = (1 - cjk) * (w·[cosine, coverage, bm25] + b_en) + cjk * (w'·[cosine, coverage, bm25] + b_zh)
 
-The default weights were fitted on the `tune` half of the labelled handbook cases (answerable vs
-unanswerable) by `python -m benchmarks.calibrate_relevance`, which also reports accuracy on the held-out
-`test`
-half; 0.5 on this scale is the decision threshold.
+Each query mode has its own weights (`RelevanceConfig`), fitted on the ``tune`` half of the labelled
+handbook cases by ``python -m haygraph.eval.calibrate_relevance --mode MODE``; 0.5 is the decision
+threshold. `RelevanceScorer` (relevance_scorer.py) applies them inside the query pipeline.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
+
+SIGNALS: tuple[str, ...] = ("cosine", "coverage", "bm25")
+"""The per-chunk signals, in feature order within each language block."""
+
+FEATURE_NAMES: tuple[str, ...] = tuple(
+    f"{lang}_{name}" for lang in ("en", "zh") for name in (*SIGNALS, "bias")
+)
+"""Names of the model's inputs (and of its weights): en_cosine, ..., en_bias, zh_cosine, ..., zh_bias."""
+
+Features = tuple[float, ...]
 
 
 def cjk_share(text: str) -> float:
@@ -36,17 +49,21 @@ def cjk_share(text: str) -> float:
     return cjk / (cjk + latin) if cjk + latin else 0.0
 
 
-Features = tuple[float, float, float, float, float]
+def normalized_bm25(score: float, bound: float) -> float:
+    """A BM25 score as a share of the query's score bound, clipped to [0, 1] (0 when the bound is 0)."""
+    if bound <= 0 or score <= 0:
+        return 0.0
+    return min(1.0, score / bound)
 
 
-def relevance_features(cosine: float, coverage: float, query: str) -> Features:
-    """The model's inputs, in weight order: ((1-cjk)·cosine, (1-cjk)·coverage, 1-cjk, cjk·coverage, cjk)."""
+def relevance_features(cosine: float, coverage: float, bm25: float, query: str) -> Features:
+    """The model's inputs in `FEATURE_NAMES` order: each signal (and a bias of 1) times its language share."""
     share = cjk_share(query)
-    latin = 1.0 - share
-    return latin * cosine, latin * coverage, latin, share * coverage, share
+    signals = (cosine, coverage, bm25, 1.0)
+    return tuple(w * x for w in (1.0 - share, share) for x in signals)
 
 
-def relevance_probability(features: Features, weights: Features) -> float:
+def relevance_probability(features: Sequence[float], weights: Sequence[float]) -> float:
     """Logistic combination of the features (the per-language biases are among the weights)."""
     z = sum(w * x for w, x in zip(weights, features, strict=True))
     if z >= 0:

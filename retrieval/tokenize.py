@@ -18,7 +18,6 @@ logger = logging.getLogger(__name__)
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|((?:[^\W{_CJK}]){{2,}})")
-_CJK_RE = re.compile(rf"[{_CJK}]")
 
 # Function words that carry no topical signal in Chinese queries and documents.
 CHINESE_STOPWORDS = frozenset(
@@ -54,11 +53,6 @@ def _stemmer() -> Any:
     import Stemmer
 
     return Stemmer.Stemmer("english")
-
-
-def has_cjk(text: str) -> bool:
-    """Return True if `text` contains at least one CJK ideograph."""
-    return _CJK_RE.search(text) is not None
 
 
 class BM25Tokenizer:

@@ -129,6 +129,33 @@ class TestRetrieveRoute:
         assert counter.calls  # it did look
 
 
+class TestBm25Mode:
+    """The agent over a BM25-only query pipeline: relevance comes from lexical signals, not a cosine."""
+
+    @pytest.fixture(scope="class")
+    def bm25_agent(self, agent: Agent) -> Agent:
+        from haygraph.adapters.haystack_retriever import HaystackRetriever
+        from haygraph.retrieval.config import QueryConfig
+
+        kb = agent.context.retriever.kb  # type: ignore[union-attr]
+        return _agent_with(agent, HaystackRetriever(kb, QueryConfig(mode="bm25")))
+
+    @pytest.mark.parametrize("case_id", ANSWERABLE)
+    def test_answers_with_the_expected_source(self, bm25_agent: Agent, case_id: str) -> None:
+        case = CASES[case_id]
+        result = bm25_agent.ask(case["question"], thread_id=f"bm25-{case_id}")
+        assert (result["status"], result["route"]) == ("completed", "retrieve")
+        retrieved = {e["id"]: e for e in result["evidence"]}
+        assert result["evidence_ids"] and set(result["evidence_ids"]) <= set(retrieved)
+        assert case["expected_sources"][0] in {retrieved[i]["source"] for i in result["evidence_ids"]}
+
+    def test_build_agent_takes_the_query_mode(self, handbook_store: Path, orders_db: Path) -> None:
+        from haygraph.retrieval.config import QueryConfig
+
+        built = build_agent(handbook_store, orders_db=orders_db, query=QueryConfig(mode="bm25"))
+        assert built.context.retriever.query_config.mode == "bm25"  # type: ignore[union-attr]
+
+
 class TestExpansion:
     @pytest.mark.parametrize("max_retries", [0, 1, 2])
     def test_poor_retrieval_expands_at_most_max_retries_times(self, agent: Agent, max_retries: int) -> None:

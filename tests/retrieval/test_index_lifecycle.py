@@ -16,6 +16,7 @@ from haygraph.retrieval.errors import (
     ArgumentError,
     ConfigError,
     InputError,
+    QueryError,
     RetrievalError,
     SourceConflictError,
     StoreError,
@@ -99,7 +100,7 @@ class TestPythonApiErrors:
             kb.search("q", config="sparse")
         with pytest.raises(ArgumentError, match="config must be a QueryConfig"):
             kb.search("q", config={"mode": "bm25"})
-        with pytest.raises(ArgumentError, match="top_k must be a positive int"):
+        with pytest.raises(QueryError, match="top_k must be an integer >= 1"):
             kb.search("q", config="bm25", top_k="5")
 
     def test_non_json_meta_is_refused_before_anything_changes(self, tmp_path, docs):

@@ -1,4 +1,4 @@
-"""Integration tests: the real bundled embedding model over the real sample handbook."""
+"""`KnowledgeBase`: argument checks (unit) and the real bundled model over the real sample handbook."""
 
 import json
 import shutil
@@ -16,8 +16,7 @@ from haygraph.retrieval.errors import (
     UnsupportedFileError,
 )
 from haygraph.retrieval.knowledge_base import KnowledgeBase
-
-pytestmark = pytest.mark.integration
+from tests.retrieval.store_helpers import small_store
 
 REPO = Path(__file__).resolve().parents[2]
 HANDBOOK = REPO / "retrieval" / "samples" / "handbook"
@@ -27,6 +26,7 @@ CASES = {
 }
 EN = CASES["ans-en-01"]  # annual leave after 4 years -> leave-policy.md
 ZH = CASES["ans-zh-02"]  # 婚假有几天啊 -> 请假流程.md
+UNANSWERABLE = CASES["unans-en-01"]  # Can I bring my dog to the office?
 LEAVE_ONLY = {"field": "meta.source_id", "operator": "==", "value": "leave-policy.md"}
 
 
@@ -53,6 +53,31 @@ def _sources(result):
     return [h.source for h in result.hits]
 
 
+class TestSearchArguments:
+    @pytest.mark.parametrize("top_k", [0, -3, True, False, 2.5, "5", None])
+    def test_top_k_must_be_a_positive_int(self, top_k):
+        kb = KnowledgeBase(RetrievalConfig(query={"mode": "bm25"}))
+        kb.store = small_store()
+        if top_k is None:  # None means the config's default
+            assert [h.id for h in kb.search("leave", top_k=top_k).hits] == ["d3", "d1"]
+            return
+        with pytest.raises(QueryError, match=r"top_k must be an integer >= 1, but got"):
+            kb.search("leave", top_k=top_k)
+
+    def test_top_k_limits_the_hits(self):
+        kb = KnowledgeBase(RetrievalConfig(query={"mode": "bm25", "cut": {"enabled": False}}))
+        kb.store = small_store()
+        assert [h.id for h in kb.search("leave", top_k=1).hits] == ["d3"]
+
+    def test_bm25_mode_hits_carry_relevance(self):
+        kb = KnowledgeBase(RetrievalConfig(query={"mode": "bm25", "cut": {"enabled": False}}))
+        kb.store = small_store()
+        hits = kb.search("leave travel").hits
+        assert hits and all(h.relevance is not None and 0 < h.relevance < 1 for h in hits)
+        assert hits[0].relevance > hits[1].relevance  # d3 holds both terms, d1 one
+
+
+@pytest.mark.integration
 class TestKnowledgeBase:
     def test_index_report(self, indexed):
         kb, store_dir, report = indexed
@@ -71,6 +96,27 @@ class TestKnowledgeBase:
         top = result.hits[0]
         assert top.relevance is not None and 0 < top.relevance <= 1  # absolute cosine for the control plane
         assert "::" in top.id and top.content
+
+    @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
+    def test_relevance_in_every_mode(self, indexed, mode):
+        """Answerable questions pass the 0.5 threshold whatever the mode (bm25 once refused everything)."""
+        kb, _, _ = indexed
+        q = QueryConfig(mode=mode)
+        for case in (EN, ZH):
+            top = max(kb.search(case["question"], config=q).hits, key=lambda h: h.relevance or 0)
+            assert top.relevance is not None and top.relevance >= 0.5, (mode, case["id"])
+            assert 0 < top.meta["term_coverage"] <= 1 and 0 <= top.meta["bm25_normalized"] <= 1
+            assert (top.cosine is None) == (mode == "bm25")  # no query embedding in bm25 mode
+        if mode != "bm25":
+            best = max(h.relevance or 0 for h in kb.search(UNANSWERABLE["question"], config=q).hits)
+            assert best < 0.5
+
+    def test_bm25_mode_with_cosine(self, indexed):
+        kb, _, _ = indexed
+        q = QueryConfig(mode="bm25", relevance={"bm25_uses_cosine": True})
+        top = kb.search(EN["question"], config=q).hits[0]
+        assert top.cosine is not None and top.cosine > 0.3 and top.relevance >= 0.5
+        assert max(h.relevance or 0 for h in kb.search(UNANSWERABLE["question"], config=q).hits) < 0.5
 
     @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
     def test_filters_restrict_results(self, indexed, mode):

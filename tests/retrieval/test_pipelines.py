@@ -1,13 +1,19 @@
-import pytest
-from haystack import Document
+import os
+from typing import ClassVar
 
-from haygraph.retrieval.config import QueryConfig, RetrievalConfig
-from haygraph.retrieval.errors import ModelUnavailableError
+import pytest
+import yaml
+from haystack import Document, Pipeline, component
+
+from haygraph.retrieval.config import QueryConfig, RelevanceConfig, RetrievalConfig
+from haygraph.retrieval.errors import ModelUnavailableError, QueryError
+from haygraph.retrieval.pipeline_runner import run_direct
 from haygraph.retrieval.pipelines import (
     build_indexing_pipeline,
     build_query_pipeline,
     dumps_pipeline,
     loads_pipeline,
+    query_inputs,
 )
 from haygraph.retrieval.store import EmbeddedDocumentStore
 from tests.retrieval.store_helpers import small_store
@@ -21,28 +27,67 @@ def _ids(result, name):
     return [(d.id, round(d.score, 6)) for d in result[name]["documents"]]
 
 
+def _edges(pipe):
+    return {(s, r, e["from_socket"].name, e["to_socket"].name) for s, r, e in pipe.graph.edges(data=True)}
+
+
 class TestQueryPipeline:
     def test_components_by_mode(self):
         store = small_store()
-        _, info = build_query_pipeline(RetrievalConfig(), store)
-        assert (
-            set(info.components) == {"text_embedder", "dense", "bm25", "fusion", "cut"}
-            and info.output == "cut"
-        )
+        pipe, info = build_query_pipeline(RetrievalConfig(), store)
+        assert set(info.components) == {"text_embedder", "dense", "bm25", "fusion", "cut", "relevance"}
+        assert info.output == "relevance" and info.mode == "hybrid"
+        assert {
+            ("cut", "relevance", "documents", "documents"),
+            ("text_embedder", "relevance", "embedding", "query_embedding"),
+        } <= _edges(pipe)
         _, info = build_query_pipeline(RetrievalConfig(), store, BM25_ONLY)
-        assert info.components == ["bm25"] and info.output == "bm25" and info.reranked is None
+        assert (
+            info.components == ["bm25", "relevance"] and info.output == "relevance" and info.reranked is None
+        )
+        _, info = build_query_pipeline(RetrievalConfig(), store, QueryConfig(mode="dense"))
+        assert info.components == ["text_embedder", "dense", "cut", "relevance"]
+
+    def test_builder_options(self):
+        store = small_store()
+        _, info = build_query_pipeline(RetrievalConfig(), store, BM25_ONLY, include_relevance=False)
+        assert info.components == ["bm25"] and info.output == "bm25"
+        pipe, info = build_query_pipeline(RetrievalConfig(), store, embed_query=False)
+        assert "text_embedder" not in info.components and info.output == "relevance"
+        pipe, _ = build_query_pipeline(RetrievalConfig(), store, stock=True)
+        from haystack.components.retrievers.in_memory import InMemoryBM25Retriever, InMemoryEmbeddingRetriever
+
+        assert isinstance(pipe.get_component("bm25"), InMemoryBM25Retriever)
+        assert isinstance(pipe.get_component("dense"), InMemoryEmbeddingRetriever)
+
+    def test_bm25_cosine_option_embeds_the_query_for_relevance_only(self):
+        q = QueryConfig(mode="bm25", relevance={"bm25_uses_cosine": True})
+        pipe, info = build_query_pipeline(RetrievalConfig(), small_store(), q)
+        assert info.components == ["text_embedder", "bm25", "cut", "relevance"]
+        assert ("text_embedder", "relevance", "embedding", "query_embedding") in _edges(pipe)
+        assert pipe.get_component("relevance").weights == RelevanceConfig().bm25_cosine.model_dump()
+
+    @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
+    def test_relevance_weights_follow_the_mode(self, mode):
+        pipe, _ = build_query_pipeline(RetrievalConfig(), small_store(), QueryConfig(mode=mode))
+        assert pipe.get_component("relevance").weights == RelevanceConfig().for_mode(mode).model_dump()
 
     def test_yaml_round_trip_runs_the_same(self, tmp_path):
         store = small_store()
         store.save(tmp_path)
-        pipe, _ = build_query_pipeline(RetrievalConfig(), store, QueryConfig(mode="bm25"))
+        pipe, info = build_query_pipeline(RetrievalConfig(), store, QueryConfig(mode="bm25"))
         text = dumps_pipeline(pipe)
         assert "haygraph.retrieval.bm25_retriever.FastBM25Retriever" in text and "ScoreCliffCutter" in text
+        assert "haygraph.retrieval.relevance_scorer.RelevanceScorer" in text
         loaded = loads_pipeline(text)
         assert dumps_pipeline(loaded) == text
-        data = {"bm25": {"query": "leave travel"}}
-        expected = pipe.run(data)
-        assert _ids(loaded.run(data), "cut") == _ids(expected, "cut") != []
+        data = query_inputs(pipe, "leave travel")
+        expected = pipe.run(data)[info.output]["documents"]
+        got = loaded.run(data)[info.output]["documents"]
+        assert [(d.id, d.score, d.meta["relevance"]) for d in got] == [
+            (d.id, d.score, d.meta["relevance"]) for d in expected
+        ]
+        assert expected and all(0 < d.meta["relevance"] < 1 for d in expected)
 
     def test_reranker_unavailable_fails_at_build_time_with_fix(self):
         q = QueryConfig(mode="bm25", reranker={"model": MISSING})
@@ -54,16 +99,18 @@ class TestQueryPipeline:
         pipe, info = build_query_pipeline(RetrievalConfig(), small_store(), q)
         assert info.reranked is False and "reranker" not in info.components
         assert len(info.notes) == 1 and "reranker skipped" in info.notes[0] and MISSING in info.notes[0]
-        assert [d.id for d in pipe.run({"bm25": {"query": "leave"}})["cut"]["documents"]] == ["d3", "d1"]
+        docs = pipe.run(query_inputs(pipe, "leave"))["relevance"]["documents"]
+        assert [d.id for d in docs] == ["d3", "d1"]
 
     def test_stock_bm25_backend_selectable(self):
         cfg = RetrievalConfig(bm25={"backend": "haystack"})
-        pipe, _ = build_query_pipeline(cfg, small_store(), BM25_ONLY)
+        pipe, info = build_query_pipeline(cfg, small_store(), BM25_ONLY)
         from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 
         assert isinstance(pipe.get_component("bm25"), InMemoryBM25Retriever)
-        docs = pipe.run({"bm25": {"query": "leave"}})["bm25"]["documents"]
+        docs = pipe.run(query_inputs(pipe, "leave"))[info.output]["documents"]
         assert docs[0].id == "d3" and {"d3", "d1"} <= {d.id for d in docs}
+        assert all("relevance" in d.meta for d in docs)  # relevance does not depend on the BM25 backend
 
     def test_stock_dense_backend_selectable(self):
         store = small_store()
@@ -82,8 +129,78 @@ class TestQueryPipeline:
         cfg = RetrievalConfig(bm25={"backend": "haystack"})
         build_query_pipeline(cfg, store, BM25_ONLY)
         store.write_documents([Document(id="d5", content="zebra zebra", embedding=[0, 0, 1.0])])
-        pipe, _ = build_query_pipeline(cfg, store, BM25_ONLY)
-        assert [d.id for d in pipe.run({"bm25": {"query": "zebra"}})["bm25"]["documents"]] == ["d5"]
+        pipe, info = build_query_pipeline(cfg, store, BM25_ONLY)
+        assert [d.id for d in pipe.run(query_inputs(pipe, "zebra"))[info.output]["documents"]] == ["d5"]
+
+
+@component
+class _Stage:
+    """A ranking stage that only records its inputs (for the input-mapping tests)."""
+
+    def __init__(self, top_k: int | None = None) -> None:
+        self.top_k = top_k
+
+    @component.output_types(documents=list[Document])
+    def run(self, documents: list[Document], query: str = "", top_k: int | None = None) -> dict:
+        return {"documents": documents}
+
+
+class TestQueryInputs:
+    FILTER: ClassVar[dict[str, str]] = {"field": "meta.tenant", "operator": "==", "value": "acme"}
+
+    def test_hybrid(self):
+        pipe, _ = build_query_pipeline(RetrievalConfig(), small_store())
+        assert query_inputs(pipe, "leave", filters=self.FILTER) == {
+            "text_embedder": {"text": "leave"},
+            "bm25": {"query": "leave", "filters": self.FILTER},
+            "dense": {"filters": self.FILTER},
+            "relevance": {"query": "leave"},
+        }
+
+    def test_top_k_sizes_the_last_ranking_stage(self):
+        store = small_store()
+        pipe, _ = build_query_pipeline(RetrievalConfig(), store)  # fusion 5, retrievers 50 candidates
+        data = query_inputs(pipe, "leave", top_k=8)
+        assert data["fusion"] == {"top_k": 8} and data["bm25"] == {"query": "leave"} and "dense" not in data
+        data = query_inputs(pipe, "leave", top_k=80)  # retrievers widened to feed the fusion
+        assert data["fusion"] == {"top_k": 80} and data["bm25"]["top_k"] == data["dense"]["top_k"] == 80
+        pipe, _ = build_query_pipeline(RetrievalConfig(), store, BM25_ONLY)
+        assert query_inputs(pipe, "leave", top_k=3)["bm25"] == {"query": "leave", "top_k": 3}
+
+    def test_top_k_goes_to_the_reranker(self):
+        pipe = Pipeline()
+        pipe.add_component("bm25", _Stage(top_k=10))
+        pipe.add_component("reranker", _Stage(top_k=3))
+        pipe.connect("bm25.documents", "reranker.documents")
+        assert query_inputs(pipe, "q", top_k=4) == {
+            "bm25": {"query": "q"},
+            "reranker": {"query": "q", "top_k": 4},
+        }
+        assert query_inputs(pipe, "q", top_k=20)["bm25"] == {"query": "q", "top_k": 20}
+
+    @pytest.mark.parametrize("top_k", [0, -3, True, 2.5, "3"])
+    def test_bad_top_k_names_it(self, top_k):
+        pipe, _ = build_query_pipeline(RetrievalConfig(), small_store(), BM25_ONLY)
+        with pytest.raises(QueryError, match=r"top_k must be an integer >= 1, but got"):
+            query_inputs(pipe, "leave", top_k=top_k)
+
+    def test_external_query_vector(self):
+        pipe, _ = build_query_pipeline(RetrievalConfig(), small_store(), embed_query=False)
+        data = query_inputs(pipe, "leave", query_embedding=[1.0, 0.0, 0.0])
+        assert data["dense"] == {"query_embedding": [1.0, 0.0, 0.0]}
+        assert data["relevance"] == {"query": "leave", "query_embedding": [1.0, 0.0, 0.0]}
+        with pytest.raises(QueryError, match="pass query_embedding"):
+            query_inputs(pipe, "leave")
+
+    @pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+    def test_pipeline_run_and_run_direct_agree(self, mode):
+        pipe, info = build_query_pipeline(
+            RetrievalConfig(), small_store(), QueryConfig(mode=mode), embed_query=False
+        )
+        data = query_inputs(pipe, "leave travel", query_embedding=[1.0, 0.0, 0.0], top_k=4)
+        fast = run_direct(pipe, data)[info.output]["documents"]
+        stock = pipe.run(data)[info.output]["documents"]
+        assert fast and [(d.id, d.score, d.meta) for d in fast] == [(d.id, d.score, d.meta) for d in stock]
 
 
 class TestIndexingPipeline:
@@ -102,6 +219,21 @@ class TestIndexingPipeline:
             RetrievalConfig(splitter={"enabled": False}), EmbeddedDocumentStore(), from_files=False
         )
         assert "splitter" not in pipe.graph.nodes and "converter" not in pipe.graph.nodes
+
+    def test_without_embedder(self):
+        store = EmbeddedDocumentStore()
+        pipe = build_indexing_pipeline(
+            RetrievalConfig(splitter={"enabled": False}), store, from_files=False, embed=False
+        )
+        assert list(pipe.graph.nodes) == ["cleaner", "chunk_ids", "dedup", "writer"]
+        pipe.run(
+            {
+                "cleaner": {
+                    "documents": [Document(content="Staff get 15 days of leave.", meta={"source_id": "a.md"})]
+                }
+            }
+        )
+        assert store.count_documents() == 1 and store.matrix() is None
 
     def test_yaml_round_trip_runs(self, tmp_path, monkeypatch):
         import haystack_integrations.components.embedders.sentence_transformers as st
@@ -156,19 +288,41 @@ class TestQueryPipelineWithModel:
         )
         return kb
 
-    def test_hybrid_yaml_round_trip(self, kb):
-        pipe, info = build_query_pipeline(kb.config, kb.store)
-        loaded = loads_pipeline(dumps_pipeline(pipe))
+    def test_hybrid_yaml_is_portable_and_round_trips(self, kb, tmp_path, monkeypatch):
+        import shutil
+
+        from haygraph.retrieval.knowledge_base import KnowledgeBase
+        from haygraph.retrieval.model_paths import bundled_model_path
+
+        shutil.copytree(kb.store.path, tmp_path / "kb")
+        monkeypatch.chdir(tmp_path)
+        store = KnowledgeBase.open("kb").store  # a store given by a relative path
+        pipe, info = build_query_pipeline(kb.config, store)
+        text = dumps_pipeline(pipe)
+        strings = _strings(yaml.safe_load(text))
+        assert "all-MiniLM-L6-v2" in strings  # the model by its symbolic name
+        assert not [v for v in strings if os.path.isabs(v)], "absolute path in the dumped pipeline"
+        assert bundled_model_path() not in text
+        loaded = loads_pipeline(text)
         query = "how many vacation days do I get"
-        data = {"text_embedder": {"text": query}, "bm25": {"query": query}}
-        expected = _ids(pipe.run(data), info.output)
-        assert expected and expected[0][0].startswith("leave::")
-        assert _ids(loaded.run(data), info.output) == expected
+        expected = pipe.run(query_inputs(pipe, query))[info.output]["documents"]
+        got = loaded.run(query_inputs(loaded, query))[info.output]["documents"]
+        assert expected and expected[0].id.startswith("leave::")
+        assert [(d.id, round(d.score, 6), round(d.meta["relevance"], 6)) for d in got] == [
+            (d.id, round(d.score, 6), round(d.meta["relevance"], 6)) for d in expected
+        ]
+        assert expected[0].meta["relevance"] >= 0.5 and expected[0].meta["dense_score"] > 0.3
 
     def test_stock_backends_run_hybrid(self, kb):
-        cfg = kb.config.with_overrides(bm25={"backend": "haystack"}, dense={"backend": "haystack"})
-        pipe, info = build_query_pipeline(cfg, kb.store)
-        query = "laptop encryption"
-        result = pipe.run({"text_embedder": {"text": query}, "bm25": {"query": query}})
-        docs = result[info.output]["documents"]
+        pipe, info = build_query_pipeline(kb.config, kb.store, stock=True)
+        docs = pipe.run(query_inputs(pipe, "laptop encryption"))[info.output]["documents"]
         assert docs and docs[0].id.startswith("it::")
+
+
+def _strings(node):
+    """Every string value in a parsed YAML tree."""
+    if isinstance(node, dict):
+        return [s for v in node.values() for s in _strings(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v)]
+    return [node] if isinstance(node, str) else []

@@ -1,6 +1,6 @@
 import pytest
 
-from haygraph.retrieval.tokenize import BM25Tokenizer, has_cjk
+from haygraph.retrieval.tokenize import BM25Tokenizer
 
 
 class TestBM25Tokenizer:
@@ -57,6 +57,3 @@ class TestBM25Tokenizer:
             "stemming": False,
             "stopwords": True,
         }
-
-    def test_has_cjk(self):
-        assert has_cjk("abc 年假") and not has_cjk("annual leave")

@@ -1,0 +1,109 @@
+"""`QueryEmbedder`: embeds the query text; model named symbolically, resolved offline at warm-up.
+
+The embedding itself is done by Haystack's `SentenceTransformersTextEmbedder`. This wrapper adds two
+things the stock component cannot give us:
+
+- the model is kept as a *name* (``all-MiniLM-L6-v2`` / ``bundled:all-MiniLM-L6-v2``, see
+  `haygraph.retrieval.model_paths`) and resolved to a local path in `warm_up`, so a dumped pipeline
+  holds no absolute path of the machine it was built on;
+- a bounded memo of recent query embeddings, which the query pipelines of one knowledge base share
+  (the evaluation harness runs every query through several pipelines; each query is embedded once).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+from haystack import component, default_from_dict, default_to_dict
+
+from haygraph.retrieval.model_paths import resolve_model
+
+
+class QueryMemo:
+    """A bounded least-recently-used map from (model, query text) to its float32 embedding."""
+
+    def __init__(self, max_size: int = 10_000) -> None:
+        if max_size < 0:
+            raise ValueError(f"max_size must be >= 0, but got {max_size}")
+        self.max_size = max_size
+        self._items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, model: str, text: str) -> np.ndarray | None:
+        """The remembered embedding of `text` under `model`, or None."""
+        key = (model, text)
+        vec = self._items.get(key)
+        if vec is not None:
+            self._items.move_to_end(key)
+        return vec
+
+    def put(self, model: str, text: str, embedding: list[float]) -> None:
+        """Remember an embedding, dropping the least recently used one when full."""
+        if self.max_size == 0:
+            return
+        self._items[(model, text)] = np.asarray(embedding, dtype=np.float32)
+        self._items.move_to_end((model, text))
+        while len(self._items) > self.max_size:
+            self._items.popitem(last=False)
+
+
+@component
+class QueryEmbedder:
+    """Embeds one query with a sentence-transformers model (L2-normalized), resolving the model offline."""
+
+    def __init__(self, model: str = "all-MiniLM-L6-v2", memo_size: int = 10_000) -> None:
+        if not model or not model.strip():
+            raise ValueError("model must be a model name or path, but got an empty string")
+        if memo_size < 0:
+            raise ValueError(f"memo_size must be >= 0, but got {memo_size}")
+        self.model = model
+        self.memo_size = memo_size
+        self.memo = QueryMemo(memo_size)
+        self._embedder: Any = None
+
+    def share_memo(self, memo: QueryMemo) -> None:
+        """Use `memo` (shared with other query embedders) instead of this component's own."""
+        self.memo = memo
+
+    def warm_up(self) -> None:
+        """Resolve the model name to a local path and load the model (idempotent)."""
+        if self._embedder is not None:
+            return
+        from haystack_integrations.components.embedders.sentence_transformers import (
+            SentenceTransformersTextEmbedder,
+        )
+
+        embedder = SentenceTransformersTextEmbedder(
+            model=resolve_model(self.model),
+            normalize_embeddings=True,
+            progress_bar=False,
+            local_files_only=True,
+        )
+        embedder.warm_up()
+        self._embedder = embedder
+
+    @component.output_types(embedding=list[float])
+    def run(self, text: str) -> dict[str, list[float]]:
+        """Return the normalized embedding of `text` (from the memo when this query was embedded before)."""
+        if not isinstance(text, str):
+            raise TypeError(f"QueryEmbedder expects a string, got {type(text).__name__}")
+        cached = self.memo.get(self.model, text)
+        if cached is not None:
+            return {"embedding": cached.tolist()}
+        self.warm_up()
+        embedding = list(self._embedder.run(text=text)["embedding"])
+        self.memo.put(self.model, text, embedding)
+        return {"embedding": embedding}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialize this component to a dictionary."""
+        return default_to_dict(self, model=self.model, memo_size=self.memo_size)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QueryEmbedder:
+        """Deserialize this component from a dictionary."""
+        return default_from_dict(cls, data)

@@ -1,0 +1,94 @@
+from typing import ClassVar
+
+import pytest
+
+import haygraph.retrieval.query_embedder as query_embedder_module
+from haygraph.retrieval.query_embedder import QueryEmbedder, QueryMemo
+
+
+class FakeTextEmbedder:
+    """Stands in for SentenceTransformersTextEmbedder: records the model path and the texts it embeds."""
+
+    instances: ClassVar[list["FakeTextEmbedder"]] = []
+
+    def __init__(self, model, **kwargs):
+        self.model = model
+        self.kwargs = kwargs
+        self.texts: list[str] = []
+        FakeTextEmbedder.instances.append(self)
+
+    def warm_up(self):
+        pass
+
+    def run(self, text):
+        self.texts.append(text)
+        return {"embedding": [float(len(text)), 0.5]}
+
+
+@pytest.fixture
+def fake_model(monkeypatch):
+    import haystack_integrations.components.embedders.sentence_transformers as st
+
+    FakeTextEmbedder.instances = []
+    monkeypatch.setattr(st, "SentenceTransformersTextEmbedder", FakeTextEmbedder)
+    monkeypatch.setattr(query_embedder_module, "resolve_model", lambda name: f"/abs/models/{name}")
+    return FakeTextEmbedder
+
+
+class TestQueryEmbedder:
+    def test_model_resolved_at_warm_up_name_kept(self, fake_model):
+        embedder = QueryEmbedder(model="bundled:all-MiniLM-L6-v2")
+        assert fake_model.instances == []  # nothing loaded at construction
+        assert embedder.run(text="annual leave") == {"embedding": [12.0, 0.5]}
+        [backend] = fake_model.instances
+        assert backend.model == "/abs/models/bundled:all-MiniLM-L6-v2"
+        assert backend.kwargs["normalize_embeddings"] is True and backend.kwargs["local_files_only"] is True
+        assert embedder.to_dict() == {
+            "type": "haygraph.retrieval.query_embedder.QueryEmbedder",
+            "init_parameters": {"model": "bundled:all-MiniLM-L6-v2", "memo_size": 10_000},
+        }
+
+    def test_memo_embeds_each_query_once(self, fake_model):
+        embedder = QueryEmbedder()
+        first = embedder.run(text="leave")["embedding"]
+        assert embedder.run(text="leave")["embedding"] == first
+        embedder.run(text="expenses")
+        assert fake_model.instances[0].texts == ["leave", "expenses"]
+
+    def test_shared_memo_across_embedders(self, fake_model):
+        memo = QueryMemo()
+        a, b = QueryEmbedder(), QueryEmbedder()
+        a.share_memo(memo)
+        b.share_memo(memo)
+        a.run(text="leave")
+        b.run(text="leave")
+        assert sum(len(e.texts) for e in fake_model.instances) == 1
+
+    def test_memo_disabled(self, fake_model):
+        embedder = QueryEmbedder(memo_size=0)
+        embedder.run(text="leave")
+        embedder.run(text="leave")
+        assert fake_model.instances[0].texts == ["leave", "leave"]
+
+    def test_round_trip(self):
+        data = QueryEmbedder(model="all-MiniLM-L6-v2", memo_size=5).to_dict()
+        assert QueryEmbedder.from_dict(data).to_dict() == data
+
+    def test_bad_arguments(self):
+        with pytest.raises(ValueError, match="memo_size"):
+            QueryEmbedder(memo_size=-1)
+        with pytest.raises(ValueError, match="model"):
+            QueryEmbedder(model=" ")
+        with pytest.raises(TypeError, match="string"):
+            QueryEmbedder().run(text=["not", "a", "string"])  # type: ignore[arg-type]
+
+
+class TestQueryMemo:
+    def test_least_recently_used_is_dropped(self):
+        memo = QueryMemo(max_size=2)
+        memo.put("m", "a", [1.0])
+        memo.put("m", "b", [2.0])
+        assert memo.get("m", "a") is not None  # a is now the most recent
+        memo.put("m", "c", [3.0])
+        assert memo.get("m", "b") is None and len(memo) == 2
+        assert memo.get("m", "a").tolist() == [1.0] and memo.get("other-model", "a") is None
