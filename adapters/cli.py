@@ -188,7 +188,6 @@ def _known_errors() -> tuple[type[BaseException], ...]:
         ("haygraph.retrieval.errors", "RetrievalError"),
         ("haygraph.control.errors", "ControlError"),
         ("haygraph.eval.errors", "EvalError"),
-        ("haygraph.control.tools.errors", "ToolError"),
     ):
         try:
             errors.append(getattr(__import__(module, fromlist=[name]), name))

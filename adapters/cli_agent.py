@@ -8,6 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+EXAMPLE_TOOLS_HELP = (
+    "also offer the example tools (order lookup, tickets, dates) over a demo orders database "
+    "(<store>/orders.sqlite); off by default"
+)
+
 
 def register(sub: Any) -> None:
     """Add the agent sub-commands to the `haygraph` parser."""
@@ -21,6 +26,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the stable JSON result object")
     p.add_argument("--thread", default="ask", help="conversation thread id (default: ask)")
+    p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("chat", help="multi-turn conversation; threads persist in SQLite across restarts")
@@ -29,10 +35,12 @@ def register(sub: Any) -> None:
     p.add_argument("--threads-db", help="SQLite file for threads (default: <store>/threads.sqlite)")
     p.add_argument("--model", help="LangChain chat model as provider:name; default: offline mode")
     p.add_argument("--json", action="store_true", help="print one JSON result object per turn")
+    p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("serve-mcp", help="serve the knowledge base over MCP (stdio): search + chunk lookup")
     p.add_argument("--store", required=True)
+    p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_serve_mcp)
 
     p = sub.add_parser("demo", help="index the bundled handbook and run a scripted conversation")
@@ -43,7 +51,7 @@ def register(sub: Any) -> None:
 def _agent(args: argparse.Namespace, threads_db: str | None = None) -> Any:
     from haygraph.adapters.agent import build_agent
 
-    return build_agent(args.store, model=args.model, threads_db=threads_db)
+    return build_agent(args.store, model=args.model, threads_db=threads_db, example_tools=args.example_tools)
 
 
 def format_result(result: dict[str, Any]) -> str:
@@ -89,14 +97,22 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_serve_mcp(args: argparse.Namespace) -> int:
-    """Serve search and chunk lookup over MCP stdio (stdout carries the protocol: nothing else is printed)."""
+    """Serve search and chunk lookup (and the example tools) over MCP stdio; stdout carries the protocol."""
     from haygraph.adapters.haystack_retriever import HaystackRetriever
-    from haygraph.adapters.mcp_server import create_mcp_server, run_stdio
+    from haygraph.adapters.mcp_server import contract_tools, create_mcp_server, run_stdio
     from haygraph.retrieval.knowledge_base import KnowledgeBase
 
     retriever = HaystackRetriever(KnowledgeBase.open(args.store))
     retriever.warm_up()
-    run_stdio(create_mcp_server(retriever, retriever.lookup))
+    tools = []
+    if args.example_tools:
+        from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+        from haygraph.adapters.orders_db import OrdersDatabase
+        from haygraph.control.tools import ContractToolExecutor
+
+        registry = build_example_registry(OrdersDatabase(Path(args.store) / "orders.sqlite"), retriever)
+        tools = contract_tools(ContractToolExecutor(registry, DEFAULT_ALLOW_LIST))
+    run_stdio(create_mcp_server(retriever, retriever.lookup, tools=tools))
     return 0
 
 
@@ -138,7 +154,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 f"   {rank}. [{hit.id}] score={hit.score:.4f} relevance={hit.relevance or 0:.2f}  "
                 f"{' > '.join(hit.heading_path)}"
             )
-    agent = build_agent(store)
+    agent = build_agent(store, example_tools=True)
     print("\n== Conversation (offline mode: rule-based routing, extractive answers citing evidence ids)")
     for label, question in DEMO_TURNS:
         print(f"\n-- {label}\n>> {question}")

@@ -53,7 +53,7 @@ def run(store: str, split: str = "all") -> dict[str, Any]:
 
     if not (Path(store) / "CURRENT").is_file():
         KnowledgeBase(store_dir=store).index([HANDBOOK])
-    agent = build_agent(store)
+    agent = build_agent(store, example_tools=True)  # the cases include order lookups
     agent.ask("warm up", thread_id="warm-up")
     cases = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
     cases = [c for c in cases if split == "all" or c["split"] == split]

@@ -38,12 +38,12 @@ from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_re
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.control.api import run_turn
-from haygraph.control.context import Context
 from haygraph.control.evidence import Evidence, Retriever
 from haygraph.control.graph import build_graph
-from haygraph.control.threads import memory_checkpointer
-from haygraph.control.tool_types import ToolCall, ToolExecutor, ToolResult
+from haygraph.control.graph.checkpointers import memory_checkpointer
+from haygraph.control.graph.context import Context
 from haygraph.control.tools import ContractToolExecutor
+from haygraph.control.tools.types import ToolCall, ToolExecutor, ToolResult
 from haygraph.eval.calibrate_relevance import CASES, HANDBOOK
 from haygraph.eval.harness import percentile
 from haygraph.retrieval.knowledge_base import KnowledgeBase

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from haygraph.control.tool_types import ToolCall
+from haygraph.control.tools.types import ToolCall
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
