@@ -387,23 +387,3 @@ class TestRunTurn:
             "answer",
             ["analyze", "generate"],
         )
-
-
-class TestLayering:
-    def test_control_never_imports_haystack_or_retrieval(self) -> None:
-        import ast
-        from pathlib import Path
-
-        from haygraph import control
-
-        forbidden = ("haystack", "haystack_integrations", "retrieval", "adapters")
-        offenders = []
-        for path in Path(control.__file__).parent.rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names = []
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                    names = [node.module]
-                offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in forbidden]
-        assert offenders == []
