@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde import jsonplus
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from haygraph.control.api import Agent
 from haygraph.control.errors import ConfigError
-from haygraph.control.graph.checkpointers import memory_checkpointer, sqlite_checkpointer
+from haygraph.control.evidence import Evidence
+from haygraph.control.graph import build_graph, builder
+from haygraph.control.graph.checkpointers import allow_state_types, memory_checkpointer, sqlite_checkpointer
+from haygraph.control.graph.context import Context
 from tests.control.graph_helpers import handbook_retriever
 from tests.control.tool_helpers import ROOMS
 
@@ -20,6 +28,9 @@ REPO = Path(__file__).resolve().parents[3]
 CHILD = """
 import json, sys
 from haygraph.control.api import Agent
+from haygraph.control.evidence import Evidence
+from haygraph.control.graph import build_graph, builder
+from haygraph.control.graph.context import Context
 from haygraph.control.graph.checkpointers import sqlite_checkpointer
 from tests.control.tool_helpers import ROOMS
 saver = sqlite_checkpointer(sys.argv[1])
@@ -104,3 +115,54 @@ class TestMemoryThreads:
         agent.ask("thanks", thread_id="x")
         values = agent.graph.get_state({"configurable": {"thread_id": "x"}}).values
         assert [m.content for m in values["messages"]][::2] == ["hi", "thanks"]
+
+
+class TestStateTypesRegistered:
+    """A plain `InMemorySaver` must load `Evidence` / `ToolResult` without LangGraph's warning."""
+
+    @staticmethod
+    def two_turns(checkpointer: Any) -> Any:
+        graph = build_graph(checkpointer=checkpointer)
+        ctx = Context(retriever=handbook_retriever(), tool_registry=ROOMS, tool_allow_list=["room_status"])
+        cfg = {"configurable": {"thread_id": "serde"}}
+        graph.invoke({"question": "How many days of annual leave do employees get?"}, context=ctx, config=cfg)
+        graph.invoke({"question": "Is room B204 free?"}, context=ctx, config=cfg)
+        graph.invoke({"question": "And the parking badge?"}, context=ctx, config=cfg)
+        return graph, graph.get_state(cfg).values
+
+    def test_plain_in_memory_saver_loads_state_types_without_warning(
+        self, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(jsonplus, "_warned_unregistered_types", set())  # warn-once memory of langgraph
+        with caplog.at_level(logging.WARNING, logger="langgraph.checkpoint.serde.jsonplus"):
+            graph, values = self.two_turns(InMemorySaver())
+        assert [r.getMessage() for r in caplog.records if "unregistered type" in r.getMessage()] == []
+        assert isinstance(values["evidence"][0], Evidence)  # loaded as our type, not blocked
+        assert isinstance(graph.checkpointer.serde, JsonPlusSerializer)
+
+    def test_the_warning_is_real_without_registration(
+        self, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(jsonplus, "_warned_unregistered_types", set())
+        monkeypatch.setattr(builder, "allow_state_types", lambda saver: saver)
+        with caplog.at_level(logging.WARNING, logger="langgraph.checkpoint.serde.jsonplus"):
+            self.two_turns(InMemorySaver())
+        assert any(
+            "unregistered type haygraph.control.evidence.Evidence" in r.getMessage() for r in caplog.records
+        )
+
+    def test_registration_keeps_the_stored_threads_and_our_savers(self, tmp_path: Path) -> None:
+        plain = InMemorySaver()
+        registered = allow_state_types(plain)
+        assert registered is not plain and registered.storage is plain.storage  # shallow copy
+        ours = memory_checkpointer()
+        assert allow_state_types(ours) is ours  # already allowed: unchanged
+        saver = sqlite_checkpointer(tmp_path / "t.sqlite")
+        assert allow_state_types(saver) is saver
+        saver.conn.close()
+        agent = Agent(checkpointer=plain)
+        agent.ask("hi", thread_id="p")
+        assert agent.checkpointer is agent.graph.checkpointer
+        assert (
+            plain.get_tuple({"configurable": {"thread_id": "p"}}) is not None
+        )  # the caller's saver holds it
