@@ -146,6 +146,7 @@ class Context:
             return self
         if not isinstance(filters, dict):
             raise ConfigError(f"filters must be a dict (Haystack filter syntax), but got {filters!r}")
+        self.counter  # noqa: B018 - resolve the counter once, so every narrowed copy shares it (and its memo)
         narrowed = copy.copy(self)
         narrowed.filters = combine_filters(self.filters, filters)
         return narrowed
