@@ -10,6 +10,7 @@ START -> analyze ─retrieve─> retrieve -> evaluate ─good / retries exhauste
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -39,20 +40,44 @@ class Node(Protocol):
         ...
 
 
-def default_context(context: Context | None = None) -> ContextFallback:
-    """Return a function giving a runtime without a context this `context` (default: `Context()`).
+BOUND_FIELDS = ("retriever", "model", "tool_executor", "tool_registry", "tool_allow_list", "token_counter")
+"""What a graph built with `context=` is bound to; a run context leaving one of these None inherits it."""
 
-    `Context()` is built on first use, not when the graph is built; it is shared by the graph's runs.
+
+def default_context(context: Context | None = None) -> ContextFallback:
+    """Return the function that gives each run of a graph its context.
+
+    - A run without a context uses `context` (default: `Context()`, built on first use).
+    - A run with a context uses it; when the graph has a `context`, every `BOUND_FIELDS` entry the
+      run's context leaves None is taken from the graph's. So a graph bound to a retriever and tools
+      (as `haygraph.adapters.studio.make_graph` builds it for LangGraph Studio, whose server always
+      passes a `Context` built from the run's settings) keeps them when a run changes only `top_k`.
     """
 
     @functools.cache
     def fallback() -> Context:
         return context if context is not None else Context()
 
+    last: list[Context | None] = [None, None]  # (run context, its merged copy) of the latest run
+
     def apply(runtime: Runtime[Context]) -> Runtime[Context]:
-        if runtime.context is not None:
+        given = runtime.context
+        if given is None:
+            return runtime.override(context=fallback())
+        if context is None or given is context:
             return runtime
-        return runtime.override(context=fallback())
+        if last[0] is given and last[1] is not None:
+            return runtime.override(context=last[1])
+        inherited = {
+            name: getattr(context, name)
+            for name in BOUND_FIELDS
+            if getattr(given, name) is None and getattr(context, name) is not None
+        }
+        if not inherited:
+            return runtime
+        merged = dataclasses.replace(given, **inherited)
+        last[:] = [given, merged]
+        return runtime.override(context=merged)
 
     return apply
 
@@ -87,7 +112,8 @@ def build_graph(
 
     Run it with `graph.invoke({"question": ...}, context=Context(...),
     config={"configurable": {"thread_id": ...}})` (the thread id is needed only with a checkpointer).
-    Without `context=` a run uses `context` given here, else `Context()` (offline, no retriever).
+    `context` binds the graph (see `default_context`): a run without a context uses it, a run whose
+    context leaves the retriever, model or tools None inherits them; without it, `Context()`.
     The checkpointer's serializer is given the state's own types (`allow_state_types`), so loading
     a thread neither warns about nor blocks `Evidence`, `ToolCall` and `ToolResult`.
     """

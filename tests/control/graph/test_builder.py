@@ -5,6 +5,7 @@ from __future__ import annotations
 from haygraph.control.graph import build_graph
 from haygraph.control.graph.context import Context
 from tests.control.graph_helpers import handbook_retriever
+from tests.control.tool_helpers import ROOMS
 
 
 class TestDefaultContext:
@@ -32,6 +33,19 @@ class TestDefaultContext:
         other = handbook_retriever()
         state = graph.invoke({"question": "annual leave days"}, context=Context(retriever=other, top_k=4))
         assert state["top_k"] == 4 and other.calls and len(retriever.calls) == 1
+
+    def test_a_run_context_inherits_what_the_graph_is_bound_to(self) -> None:
+        # what LangGraph's server does: it always passes a Context built from the run's settings
+        retriever = handbook_retriever()
+        graph = build_graph(
+            context=Context(retriever=retriever, tool_registry=ROOMS, tool_allow_list=["room_status"])
+        )
+        state = graph.invoke({"question": "annual leave days"}, context=Context(top_k=1, max_retries=0))
+        assert state["top_k"] == 1 and retriever.calls == [("annual leave days", 1, None)]
+        assert state["status"] == "completed"
+        tool = graph.invoke({"question": "Is room B204 free?"}, context=Context())
+        assert tool["tool_results"][0].status == "ok"  # the bound tools too
+        assert build_graph().invoke({"question": "annual leave"}, context=Context())["status"] == "degraded"
 
     def test_router_sees_the_default_context(self) -> None:
         # max_retries=0 in the default context: a poor retrieval is not expanded
