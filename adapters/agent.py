@@ -1,4 +1,4 @@
-"""Assemble a ready agent from a store directory: knowledge base, retriever, example tools, threads."""
+"""Assemble a ready agent from a store directory: knowledge base, retriever, optional example tools."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_re
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.control.api import Agent
-from haygraph.control.threads import sqlite_checkpointer
+from haygraph.control.errors import ConfigError
+from haygraph.control.graph.checkpointers import sqlite_checkpointer
 from haygraph.control.tools import ContractToolExecutor
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.knowledge_base import KnowledgeBase
@@ -21,30 +22,39 @@ def build_agent(
     *,
     model: Any = None,
     threads_db: str | Path | None = None,
+    example_tools: bool = False,
     orders_db: str | Path | None = None,
     allow_list: Sequence[str] = DEFAULT_ALLOW_LIST,
+    config: RetrievalConfig | None = None,
     max_calls_per_turn: int = 2,
-    retrieval_config: RetrievalConfig | None = None,
     query: QueryConfig | None = None,
     **settings: Any,
 ) -> Agent:
     """An `Agent` over the store at `store_dir`.
 
-    - retrieval: the store's Haystack query pipeline through `HaystackRetriever`;
-    - tools: the example contracts (orders, tickets, dates, knowledge search) over a seeded SQLite
-      database at `orders_db` (default `<store_dir>/orders.sqlite`), restricted to `allow_list`;
+    - retrieval: `KnowledgeBase.open(store_dir, config=config)` through `HaystackRetriever`
+      (`config` None = the settings the store was built with);
+    - tools: none by default — the agent answers from the knowledge base or says it cannot. With
+      `example_tools=True`, the example contracts (orders, tickets, dates, knowledge search) over a
+      seeded demo SQLite database at `orders_db` (default `<store_dir>/orders.sqlite`, created on
+      first use), restricted to `allow_list`, at most `max_calls_per_turn` calls per turn;
     - threads: persisted in SQLite at `threads_db` when given (the CLI's `chat`), else in memory;
     - `model`: a LangChain chat model or a `provider:model` string; None = offline mode;
-    - `retrieval_config`: settings over the store's own, as for `KnowledgeBase.open`;
     - `query`: query settings (mode, fusion, cut, relevance) instead of the knowledge base's defaults;
-    - `settings`: further `haygraph.control.context.Context` fields (relevance_threshold, top_k, ...).
+    - `settings`: further `haygraph.control.Context` fields (relevance_threshold, top_k, filters, ...).
+
+    Raises `ConfigError` when `orders_db` is given without `example_tools=True`.
     """
-    kb = KnowledgeBase.open(store_dir, retrieval_config)
+    if orders_db is not None and not example_tools:
+        raise ConfigError("orders_db is the example tools' database: pass example_tools=True to use it")
+    kb = KnowledgeBase.open(store_dir, config=config)
     retriever = HaystackRetriever(kb, query)
-    db = OrdersDatabase(Path(orders_db) if orders_db else Path(store_dir) / "orders.sqlite")
-    registry = build_example_registry(db, retriever)
-    # The executor carries the registry and allow-list; the graph reads them for schema selection.
-    executor = ContractToolExecutor(registry, list(allow_list), max_calls_per_turn=max_calls_per_turn)
+    executor = None
+    if example_tools:
+        db = OrdersDatabase(Path(orders_db) if orders_db else Path(store_dir) / "orders.sqlite")
+        registry = build_example_registry(db, retriever)
+        # The executor carries the registry and allow-list; the graph reads them for routing and schemas.
+        executor = ContractToolExecutor(registry, list(allow_list), max_calls_per_turn=max_calls_per_turn)
     checkpointer = sqlite_checkpointer(threads_db) if threads_db else None
     return Agent(
         retriever=retriever, model=model, tool_executor=executor, checkpointer=checkpointer, **settings

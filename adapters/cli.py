@@ -273,7 +273,6 @@ def _known_errors() -> tuple[type[BaseException], ...]:
         ("haygraph.retrieval.errors", "RetrievalError"),
         ("haygraph.control.errors", "ControlError"),
         ("haygraph.eval.errors", "EvalError"),
-        ("haygraph.control.tools.errors", "ToolError"),
         ("haygraph.adapters.service.errors", "ServiceError"),
     ):
         try:

@@ -23,6 +23,11 @@ from haygraph.adapters.cli_settings import (
     settings_layers,
 )
 
+EXAMPLE_TOOLS_HELP = (
+    "also offer the example tools (order lookup, tickets, dates) over a demo orders database "
+    "(<store>/orders.sqlite); off by default"
+)
+
 
 def register(sub: Any) -> None:
     """Add the agent sub-commands to the `haygraph` parser."""
@@ -39,6 +44,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--thread", default="ask", help="conversation thread id (default: ask)")
     add_settings_arguments(p, filters=True)
+    p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("chat", help="multi-turn conversation; threads persist in SQLite across restarts")
@@ -48,11 +54,13 @@ def register(sub: Any) -> None:
     p.add_argument("--model", help="LangChain chat model as provider:name; default: offline mode")
     p.add_argument("--json", action="store_true", help="print one JSON result object per turn")
     add_settings_arguments(p, filters=True)
+    p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("serve-mcp", help="serve the knowledge base over MCP (stdio): search + chunk lookup")
     p.add_argument("--store", required=True)
     add_settings_arguments(p)
+    p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_serve_mcp)
 
     p = sub.add_parser("demo", help="index the bundled handbook and run a scripted conversation")
@@ -68,7 +76,11 @@ def _agent(args: argparse.Namespace, threads_db: str | None = None) -> tuple[Any
     layers: list[Layer] = settings_layers(args.config, args.tuned)
     with naming_config_flag(layers):
         agent = build_agent(
-            args.store, model=args.model, threads_db=threads_db, retrieval_config=given_config(layers)
+            args.store,
+            model=args.model,
+            threads_db=threads_db,
+            config=given_config(layers),
+            example_tools=args.example_tools,
         )
     ctx = agent.context
     retriever = cast(HaystackRetriever, ctx.retriever)  # build_agent always wires a HaystackRetriever
@@ -130,13 +142,15 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_serve_mcp(args: argparse.Namespace) -> int:
-    """Serve search and chunk lookup over MCP stdio (stdout carries the protocol: nothing else is printed).
+    """Serve search and chunk lookup (and, with --example-tools, the example tools) over MCP stdio.
+
+    stdout carries the protocol: nothing else is printed.
 
     The store's settings with --config / --tuned over them are used for every search, and served as
     the `haygraph://settings` resource.
     """
     from haygraph.adapters.haystack_retriever import HaystackRetriever
-    from haygraph.adapters.mcp_server import DEFAULT_TOP_K, create_mcp_server, run_stdio
+    from haygraph.adapters.mcp_server import DEFAULT_TOP_K, contract_tools, create_mcp_server, run_stdio
 
     layers = settings_layers(args.config, args.tuned)
     kb = open_knowledge_base(args.store, layers)
@@ -145,7 +159,15 @@ def cmd_serve_mcp(args: argparse.Namespace) -> int:
     settings = describe_settings(kb, layers, per_call=("request", per_call))
     retriever = HaystackRetriever(kb)
     retriever.warm_up()
-    run_stdio(create_mcp_server(retriever, retriever.lookup, settings=settings))
+    tools = []
+    if args.example_tools:
+        from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+        from haygraph.adapters.orders_db import OrdersDatabase
+        from haygraph.control.tools import ContractToolExecutor
+
+        registry = build_example_registry(OrdersDatabase(Path(args.store) / "orders.sqlite"), retriever)
+        tools = contract_tools(ContractToolExecutor(registry, DEFAULT_ALLOW_LIST))
+    run_stdio(create_mcp_server(retriever, retriever.lookup, settings=settings, tools=tools))
     return 0
 
 
@@ -187,7 +209,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 f"   {rank}. [{hit.id}] score={hit.score:.4f} relevance={hit.relevance or 0:.2f}  "
                 f"{' > '.join(hit.heading_path)}"
             )
-    agent = build_agent(store)
+    agent = build_agent(store, example_tools=True)
     print("\n== Conversation (offline mode: rule-based routing, extractive answers citing evidence ids)")
     for label, question in DEMO_TURNS:
         print(f"\n-- {label}\n>> {question}")

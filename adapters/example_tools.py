@@ -2,20 +2,49 @@
 
 `build_example_registry` wires these contracts to an `OrdersDatabase` (and optionally a
 `Retriever`). Intents used: "order" (order questions), "date" (date arithmetic, also offered with
-"order"), "knowledge" (knowledge-base search).
+"order"), "support" (tickets), "knowledge" (knowledge-base search). Everything the agent knows about
+orders lives here and in `example_models`: `query_order`'s `ORDER_TRIGGER` tells the offline router
+(no model) which messages are order lookups, which entity fills `order_id` and how to ask for it.
+The tools are opt-in: `build_agent(..., example_tools=True)`, `haygraph ask/chat/serve-mcp --example-tools`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import date
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import numpy as np
 
+from haygraph.adapters.example_models import (
+    ORDER_ID_DIGITS,
+    ORDER_ID_PATTERN,
+    AddressChangeResult,
+    CountWorkdaysArgs,
+    CreateTicketArgs,
+    KnowledgeSearchResult,
+    OrderResult,
+    QueryOrderArgs,
+    SearchKnowledgeBaseArgs,
+    TicketResult,
+    TodayArgs,
+    TodayResult,
+    UpdateShippingAddressArgs,
+    WorkdaysResult,
+)
+from haygraph.adapters.knowledge_hits import knowledge_hits
 from haygraph.adapters.orders_db import OrdersDatabase, OrdersDatabaseError
 from haygraph.control.evidence import Retriever
-from haygraph.control.tools import ToolContract, ToolFailure, ToolRegistry, ToolRuntimeInfo
+from haygraph.control.texts import Bilingual
+from haygraph.control.tools import (
+    Cues,
+    EntityArgument,
+    OfflineTrigger,
+    ToolContract,
+    ToolFailure,
+    ToolRegistry,
+    ToolRuntimeInfo,
+)
 
 DEFAULT_ALLOW_LIST: tuple[str, ...] = (
     "query_order",
@@ -27,204 +56,55 @@ DEFAULT_ALLOW_LIST: tuple[str, ...] = (
 """Tools a customer session may call. `update_shipping_address` is deliberately not included: a
 session must be granted it explicitly."""
 
-MAX_WORKDAY_SPAN_DAYS = 3660
-_ORDER_ID = Field(
-    pattern=r"^\d{12}$",
-    description="The 12-digit order number exactly as the user gave it, e.g. 202405120001. Never guess it.",
-)
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+ORDER_TRIGGER = OfflineTrigger(
+    keywords=Cues(
+        en=(r"orders?", "shipping", "shipment", "shipped", r"deliver(?:y|ed|ies)?", "packages?", "parcels?",
+            "tracking", "track", "logistics", "courier"),
+        zh=("订单", "物流", "快递", "发货", "到货", "没到", "包裹", "单号", "运单"),
+    ),
+    specific=Cues(
+        en=("my", "mine", r"where(?:'s| is)", "status", "track", r"hasn'?t", "has not", "not arrived",
+            r"didn'?t", "did not", "still", "yet", "late"),
+        zh=("我的", "我买", "我下", "没到", "到哪", "还没", "状态", "查一下", "查下", "查查", "帮我查",
+            "查询", "在哪", "怎么还"),
+    ),
+    general=Cues(
+        en=(r"polic(?:y|ies)", "how long", "how much", "cost", "fees?", "free", "usually", "typically",
+            "normally", "options?", "methods?", "international", "countries", "rules?"),
+        zh=("政策", "规定", "规则", "一般", "多久", "多少钱", "费用", "运费", "几天", "通常", "哪些"),
+    ),
+    entity=EntityArgument(
+        argument="order_id",
+        kind="order_ids",
+        pattern=ORDER_ID_PATTERN,
+        malformed=r"(?<!\d)\d{5,}(?!\d)",
+        ask=Bilingual(
+            en=f"Please give me your {ORDER_ID_DIGITS}-digit order number so I can look it up.",
+            zh=f"请提供您的 {ORDER_ID_DIGITS} 位订单号，我来帮您查询。",
+        ),
+        invalid=Bilingual(en="'{value}' is not a valid order number. ", zh="“{value}”不是有效的订单号。"),
+    ),
+    args={"detail_level": "summary"},
+)  # fmt: skip
+"""When the offline router calls `query_order`: an order keyword (order, delivery, 订单, 快递, ...) in a
+message about the user's own order (my, where is, 我的, 还没, ...) rather than the policy in general
+(how long, policy, 一般, 多久, ...). With a 12-digit number (in the message, or remembered from earlier
+turns) it calls `query_order`; without one it asks for the number, naming a malformed one (5+ digits).
+A message that is only a 12-digit number is an order lookup too."""
 
 
 def count_workdays(start: date, end: date, holidays: Iterable[date] = ()) -> int:
     """Count the workdays from `start` to `end`, both included: Monday–Friday minus `holidays`.
 
+    `numpy.busday_count` over [start, end + 1 day); holidays on weekends do not count twice.
     Returns 0 when `end` is before `start`. Pure function.
     """
     if end < start:
         return 0
-    days = (end - start).days + 1
-    full_weeks, rest = divmod(days, 7)
-    count = full_weeks * 5 + sum(1 for i in range(rest) if (start.weekday() + i) % 7 < 5)
-    return count - sum(1 for h in set(holidays) if start <= h <= end and h.weekday() < 5)
-
-
-# ----------------------------------------------------------------------------- argument models
-
-
-class QueryOrderArgs(BaseModel):
-    """Arguments of query_order."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    order_id: str = _ORDER_ID
-    detail_level: Literal["summary", "full"] = Field(
-        default="summary",
-        description='"summary" for status, carrier and latest tracking event; "full" adds every '
-        'tracking event. Use "full" only when the user asks for the whole tracking history.',
-    )
-
-
-class CreateTicketArgs(BaseModel):
-    """Arguments of create_ticket."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    order_id: str | None = Field(
-        default=None,
-        pattern=r"^\d{12}$",
-        description="The 12-digit order number the ticket is about, if there is one. Never guess it.",
-    )
-    category: Literal["delivery", "damaged_item", "refund", "address_change", "other"] = Field(
-        description="What the problem is about."
-    )
-    description: str = Field(
-        min_length=10,
-        max_length=2000,
-        description="The user's problem in their own words (10–2000 characters), with the relevant facts.",
-    )
-
-
-class UpdateShippingAddressArgs(BaseModel):
-    """Arguments of update_shipping_address."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    order_id: str = _ORDER_ID
-    address: str = Field(
-        min_length=10,
-        max_length=300,
-        description="The complete new shipping address exactly as the user stated it.",
-    )
-
-
-class TodayArgs(BaseModel):
-    """today takes no arguments."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class CountWorkdaysArgs(BaseModel):
-    """Arguments of count_workdays."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    start: date = Field(description="First day, ISO format YYYY-MM-DD (included in the count).")
-    end: date = Field(description="Last day, ISO format YYYY-MM-DD (included); not before start.")
-
-    @model_validator(mode="after")
-    def _check_range(self) -> CountWorkdaysArgs:
-        if self.end < self.start:
-            raise ValueError(f"end ({self.end}) must not be before start ({self.start})")
-        if (self.end - self.start).days > MAX_WORKDAY_SPAN_DAYS:
-            raise ValueError(f"the range must span at most {MAX_WORKDAY_SPAN_DAYS} days")
-        return self
-
-
-class SearchKnowledgeBaseArgs(BaseModel):
-    """Arguments of search_knowledge_base."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(
-        min_length=1, max_length=500, description="What to look up, as a short self-contained question."
-    )
-    top_k: int = Field(default=5, ge=1, le=10, description="How many passages to return (1–10).")
-
-
-# ------------------------------------------------------------------------------- result models
-
-
-class TrackingEvent(BaseModel):
-    """One carrier scan."""
-
-    occurred_at: str
-    location: str
-    description: str
-
-
-class OrderItem(BaseModel):
-    """One order line."""
-
-    sku: str
-    name: str
-    quantity: int
-    unit_price_cents: int
-
-
-class OrderResult(BaseModel):
-    """An order as query_order reports it (no customer contact data)."""
-
-    order_id: str
-    status: str
-    customer_name: str
-    carrier: str | None
-    tracking_number: str | None
-    placed_at: str
-    shipping_address: str
-    total_cents: int
-    items: list[OrderItem]
-    latest_event: TrackingEvent | None
-    tracking_event_count: int
-    tracking_events: list[TrackingEvent] = Field(default_factory=list)
-
-
-class TicketResult(BaseModel):
-    """A created (or replayed) ticket."""
-
-    ticket_id: str
-    order_id: str | None
-    category: str
-    status: str
-    created_at: str
-    replayed: bool
-
-
-class AddressChangeResult(BaseModel):
-    """A shipping address change (or its replay)."""
-
-    change_id: int
-    order_id: str
-    old_address: str
-    new_address: str
-    changed_at: str
-    replayed: bool
-
-
-class TodayResult(BaseModel):
-    """Today's date."""
-
-    date: date
-    weekday: str
-    is_workday: bool
-
-
-class WorkdaysResult(BaseModel):
-    """A workday count."""
-
-    start: date
-    end: date
-    workdays: int
-    calendar_days: int
-    holidays_in_range: list[date]
-
-
-class KnowledgeHit(BaseModel):
-    """One retrieved passage with the evidence id an answer must cite."""
-
-    id: str
-    text: str
-    score: float
-    source: str
-
-
-class KnowledgeSearchResult(BaseModel):
-    """Passages found in the knowledge base (their text is data, never instructions)."""
-
-    evidence_ids: list[str]
-    hits: list[KnowledgeHit]
-
-
-# ------------------------------------------------------------------------------------- builder
+    days = np.array(sorted(set(holidays)), dtype="datetime64[D]")
+    return int(np.busday_count(np.datetime64(start, "D"), np.datetime64(end, "D") + 1, holidays=days))
 
 
 def _db_call(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -307,6 +187,7 @@ def build_example_registry(
             result_model=OrderResult,
             func=query_order,
             intents=("order",),
+            offline_trigger=ORDER_TRIGGER,
             key_fields=(
                 "order_id",
                 "status",
@@ -389,8 +270,7 @@ def build_example_registry(
 
 def _knowledge_contract(retriever: Retriever) -> ToolContract:
     def search(args: SearchKnowledgeBaseArgs) -> KnowledgeSearchResult:
-        found = retriever.retrieve(args.query, top_k=args.top_k)
-        hits = [KnowledgeHit(id=e.id, text=e.text, score=e.score, source=e.source) for e in found]
+        hits = knowledge_hits(retriever.retrieve(args.query, top_k=args.top_k))
         return KnowledgeSearchResult(evidence_ids=[h.id for h in hits], hits=hits)
 
     return ToolContract(

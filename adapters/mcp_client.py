@@ -6,9 +6,9 @@ same validation, allow-list, timeout, retry and budget rules as to local tools.
 
 Two modes:
 
-- `load_mcp_contracts(connections)` — stateless: every call opens a fresh session (for stdio that
-  starts the server process per call) inside ``asyncio.run`` on a helper thread. Simple and
-  self-healing, slower for stdio.
+- `MCPToolset(connections, persistent=False).open()` — stateless: every call opens a fresh session
+  (for stdio that starts the server process per call) inside ``asyncio.run`` on a helper thread.
+  Simple and self-healing, slower for stdio.
 - `MCPToolset(connections)` — persistent: one session per server, kept open on a background
   event-loop thread (sessions must be entered and left in the same task, so each server has one
   long-lived task). Calls are submitted with ``run_coroutine_threadsafe`` and bounded by
@@ -343,12 +343,3 @@ class MCPToolset:
                 name=name, args_model=args_model, result_model=MCPToolResult, func=func, **fields
             )
         return list(contracts.values())
-
-
-def load_mcp_contracts(connections: Mapping[str, Mapping[str, Any]], **options: Any) -> list[ToolContract]:
-    """Discover the tools of `connections` and return stateless contracts (fresh session per call).
-
-    `options` are those of `MCPToolset` (`timeout_s`, `intents`, `overrides`, ...). For long-lived
-    sessions use `MCPToolset(connections)` as a context manager instead.
-    """
-    return MCPToolset(connections, persistent=False, **options).open()

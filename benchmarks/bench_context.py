@@ -14,7 +14,7 @@ and thanks. Offline, generate still assembles the budgeted prompt, so every figu
   against the limit (window - output reserve), and the size in bytes of the thread's persisted state
   (serialized with the checkpointer's serializer);
 - at the end: the tool-schema tokens of dynamic injection (only the routed intent's allowed tools)
-  against injecting every registered tool, per intent (`haygraph.control.schema_cost`).
+  against injecting every registered tool, per intent (`haygraph.control.window.schema_cost`).
 
 This is a script that prints figures, not a test.
 """
@@ -33,13 +33,13 @@ from langchain_core.runnables import RunnableConfig
 
 from benchmarks.fixtures import example_tools, handbook_store
 from haygraph.adapters.haystack_retriever import HaystackRetriever
-from haygraph.control.budget import BudgetConfig
-from haygraph.control.context import Context
 from haygraph.control.graph import build_graph
-from haygraph.control.schema_cost import SchemaSaving, schema_saving
-from haygraph.control.threads import memory_checkpointer
-from haygraph.control.tokens import TokenCounter
+from haygraph.control.graph.checkpointers import memory_checkpointer
+from haygraph.control.graph.context import Context
 from haygraph.control.tools import ToolRegistry
+from haygraph.control.window.budget import BudgetConfig
+from haygraph.control.window.schema_cost import SchemaSaving, schema_saving
+from haygraph.control.window.tokens import TokenCounter
 
 OPENING = [
     "hello",

@@ -40,11 +40,11 @@ from benchmarks.fixtures import example_tools, handbook_store, load_cases
 from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.control.api import run_turn
-from haygraph.control.context import Context
 from haygraph.control.evidence import Evidence, Retriever
 from haygraph.control.graph import build_graph
-from haygraph.control.threads import memory_checkpointer
-from haygraph.control.tool_types import ToolCall, ToolExecutor, ToolResult
+from haygraph.control.graph.checkpointers import memory_checkpointer
+from haygraph.control.graph.context import Context
+from haygraph.control.tools.types import ToolCall, ToolExecutor, ToolResult
 
 TARGET_P50_MS = 5.0
 ROUTES = ("answer", "retrieve", "tool", "clarify")

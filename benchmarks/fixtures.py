@@ -69,7 +69,8 @@ def example_tools(retriever: Retriever, work_dir: str | Path) -> tuple[ToolRegis
 def example_agent(store_dir: str | Path, **agent_kwargs: Any) -> Agent:
     """The offline example agent over the handbook store in `store_dir` (indexed first if needed).
 
-    `agent_kwargs` go to `build_agent` (e.g. `query=` settings).
+    The example tools are on (the labelled cases include order lookups); `agent_kwargs` go to
+    `build_agent` (e.g. `query=` settings).
     """
     handbook_store(store_dir)
-    return build_agent(store_dir, **agent_kwargs)
+    return build_agent(store_dir, **{"example_tools": True, **agent_kwargs})

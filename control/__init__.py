@@ -2,26 +2,54 @@
 
 `control` never imports Haystack: it talks to the `Retriever` protocol and the `Evidence` model,
 which `adapters` implements over the Haystack pipelines.
+
+Layout, bottom to top (a module imports only from its own level or below; `tests/control/test_layering.py`
+checks it):
+
+- base modules — `errors` (one exception tree), `language` (Chinese detection, sentences),
+  `texts` (every user-facing message, English and Chinese), `prompts` (every model prompt),
+  `outcomes` (`Route`, `Status`), `evidence` (`Evidence`, `Retriever`);
+- `tools` — tool contracts, offline triggers, registry, executor;
+- `window` — the context window: tokens, budget, prompt assembly, history, entity memory;
+- `planning` — routing, rewriting, relevance, extractive answers, tool choice and replies;
+- `graph` — state, context, nodes, routers, checkpointers and `build_graph`;
+- `api` — `Agent`, `run_turn`, `ask` and the stable result object.
+
+Public API (`__all__`):
+
+- run the agent: `Agent`, `ask`, `run_turn`, `result_from_state`, `RESULT_KEYS`;
+- build and drive the graph: `build_graph`, `Context`, `InputState`, `State`, `Route`, `Status`,
+  `memory_checkpointer`, `sqlite_checkpointer`;
+- talk to a knowledge base: `Evidence`, `Retriever`;
+- tools: `ToolCall`, `ToolResult`, `ToolExecutor` (contracts and execution: `haygraph.control.tools`);
+- the pure helpers of each step: `check_question`, `route_question`, `RouteDecision`,
+  `rewrite_query`, `extractive_answer`, `ExtractiveAnswer`, `insufficient_message`,
+  `build_turn_prompt`, and the model mode's `resolve_model`, `GroundedAnswer`, `RewrittenQueries`;
+- errors: `ControlError` and its subclasses `ConfigError`, `ModelOutputError`, `ContextError`, `ToolError`.
 """
 
 from haygraph.control.api import RESULT_KEYS, Agent, ask, result_from_state, run_turn
-from haygraph.control.context import Context
-from haygraph.control.errors import ConfigError, ControlError, ModelOutputError
+from haygraph.control.errors import ConfigError, ContextError, ControlError, ModelOutputError, ToolError
 from haygraph.control.evidence import Evidence, Retriever
-from haygraph.control.extractive import ExtractiveAnswer, extractive_answer, insufficient_message
-from haygraph.control.generation import build_turn_prompt
-from haygraph.control.graph import build_graph
-from haygraph.control.model_mode import GroundedAnswer, RewrittenQueries, resolve_model
-from haygraph.control.rules import RouteDecision, check_question, rewrite_query, route_question
-from haygraph.control.state import InputState, Route, State, Status
-from haygraph.control.threads import memory_checkpointer, sqlite_checkpointer
-from haygraph.control.tool_types import ToolCall, ToolExecutor, ToolResult
+from haygraph.control.graph.builder import build_graph
+from haygraph.control.graph.checkpointers import memory_checkpointer, sqlite_checkpointer
+from haygraph.control.graph.context import Context
+from haygraph.control.graph.state import InputState, State
+from haygraph.control.graph.turn_prompt import build_turn_prompt
+from haygraph.control.outcomes import Route, Status
+from haygraph.control.planning.extractive import ExtractiveAnswer, extractive_answer, insufficient_message
+from haygraph.control.planning.input_check import check_question
+from haygraph.control.planning.model_calls import GroundedAnswer, RewrittenQueries, resolve_model
+from haygraph.control.planning.rewrite import rewrite_query
+from haygraph.control.planning.routing import RouteDecision, route_question
+from haygraph.control.tools.types import ToolCall, ToolExecutor, ToolResult
 
 __all__ = [
     "RESULT_KEYS",
     "Agent",
     "ConfigError",
     "Context",
+    "ContextError",
     "ControlError",
     "Evidence",
     "ExtractiveAnswer",
@@ -35,6 +63,7 @@ __all__ = [
     "State",
     "Status",
     "ToolCall",
+    "ToolError",
     "ToolExecutor",
     "ToolResult",
     "ask",

@@ -18,14 +18,13 @@ Result object of `run_turn` / `Agent.ask` / `ask` (the `--json` output of the CL
 
 Statuses: `completed` — answered (from evidence, a tool result, or a greeting);
 `insufficient_evidence` — nothing usable was found, nothing was invented; `needs_clarification` —
-the answer is a question back to the user (missing order number, empty or unusable input);
+the answer is a question back to the user (a value a tool needs is missing, unusable input);
 `degraded` — a component failed (retriever, tool, model) and a fallback answered or apologised;
 `rejected` — the model cited evidence that was not retrieved, so its answer is withheld.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from typing import Any
@@ -34,11 +33,12 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from haygraph.control.context import Context
 from haygraph.control.evidence import Evidence, Retriever
-from haygraph.control.graph import build_graph
-from haygraph.control.threads import memory_checkpointer
-from haygraph.control.tool_types import ToolExecutor
+from haygraph.control.graph.builder import build_graph
+from haygraph.control.graph.checkpointers import memory_checkpointer
+from haygraph.control.graph.context import Context
+from haygraph.control.texts import RUN_FAILED
+from haygraph.control.tools.types import ToolExecutor
 
 logger = logging.getLogger(__name__)
 
@@ -66,26 +66,31 @@ def run_turn(
     *,
     context: Context,
     thread_id: str = "default",
+    filters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run one conversation turn on `thread_id` and return the stable result object.
 
-    Never raises for a failing run: an unexpected error is logged and reported as status
-    `degraded` with a "try again later" answer (no stack trace reaches the caller). The thread is
+    `filters` (Haystack filter syntax) apply to every retrieval of this turn only, on top of
+    `context.filters` (`Context.with_filters`: both must match). Never raises for a failing run: an
+    unexpected error is logged and reported as status `degraded` with a "try again later" answer
+    in the question's language (no stack trace reaches the caller); invalid `filters` raise
+    `ConfigError` before the run starts. The thread is
     checkpointed once, when the turn ends (`durability="exit"`): a turn interrupted half-way leaves
     the previous turn's state intact, and a turn costs one checkpoint write instead of one per node.
     """
     start = time.perf_counter()
+    turn_context = context.with_filters(filters)
     persisted = isinstance(getattr(graph, "checkpointer", None), BaseCheckpointSaver)
     try:
         state = graph.invoke(
             {"question": question},
-            context=context,
+            context=turn_context,
             config={"configurable": {"thread_id": thread_id}},
             durability="exit" if persisted else None,
         )
     except Exception:
         logger.exception("graph run failed on thread %s", thread_id)
-        state = {"status": "degraded", "answer": "Something went wrong. Please try again later.", "path": []}
+        state = {"status": "degraded", "answer": RUN_FAILED.for_question(str(question)), "path": []}
     return result_from_state(dict(state), (time.perf_counter() - start) * 1000.0)
 
 
@@ -101,26 +106,24 @@ class Agent:
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         **settings: Any,
     ) -> None:
-        """Build the graph; `settings` are further `Context` fields (relevance_threshold, top_k, ...)."""
+        """Build the graph; `settings` are further `Context` fields (relevance_threshold, filters, ...)."""
         self.context = Context(retriever=retriever, model=model, tool_executor=tool_executor, **settings)
-        self.checkpointer = checkpointer if checkpointer is not None else memory_checkpointer()
-        self.graph = build_graph(checkpointer=self.checkpointer)
+        self.graph = build_graph(
+            checkpointer=checkpointer if checkpointer is not None else memory_checkpointer()
+        )
+        self.checkpointer: BaseCheckpointSaver[Any] = self.graph.checkpointer  # type: ignore[assignment]
 
     def ask(
         self, question: str, *, thread_id: str = "default", filters: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """Answer one turn on `thread_id`; see the module docstring for the result object.
 
-        `filters` (Haystack filter syntax) narrow this turn's retrieval: they are combined with AND with
-        the agent's own `Context.filters`, so they can never widen what the agent may read.
+        `filters` are Haystack-style metadata filters for this call only, e.g.
+        `{"field": "meta.source_id", "operator": "==", "value": "leave-policy.md"}`: every retrieval
+        of the turn (first search and expansion) applies them together with the agent's own
+        `filters` setting (both must match), so a per-call filter narrows what the session may see.
         """
-        context = self.context
-        if filters:
-            own = context.filters
-            combined = filters if not own else {"operator": "AND", "conditions": [own, filters]}
-            # the same token counter keeps its memoized counts across turns
-            context = dataclasses.replace(context, filters=combined, token_counter=context.counter)
-        return run_turn(self.graph, question, context=context, thread_id=thread_id)
+        return run_turn(self.graph, question, context=self.context, thread_id=thread_id, filters=filters)
 
 
 def ask(question: str, **agent_kwargs: Any) -> dict[str, Any]:

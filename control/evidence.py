@@ -40,3 +40,22 @@ class Retriever(Protocol):
     ) -> list[Evidence]:
         """Return up to `top_k` evidence items, best first."""
         ...
+
+
+def evidence_key(item: Evidence) -> float:
+    """Absolute quality of one evidence item: its `relevance`, or its `score` when relevance is unknown."""
+    return item.relevance if item.relevance is not None else item.score
+
+
+def merge_evidence(left: list[Evidence] | None, right: list[Evidence] | None) -> list[Evidence]:
+    """Union two evidence lists by id (the better copy of a duplicate wins), best first.
+
+    Order is by `evidence_key` descending; ties keep first-seen order (stable sort), so a
+    retriever's own ranking is preserved among equal scores. It is the reducer of `State.evidence`.
+    """
+    merged: dict[str, Evidence] = {}
+    for item in [*(left or []), *(right or [])]:
+        known = merged.get(item.id)
+        if known is None or evidence_key(item) > evidence_key(known):
+            merged[item.id] = item
+    return sorted(merged.values(), key=evidence_key, reverse=True)

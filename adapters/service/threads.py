@@ -18,7 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from haygraph.adapters.service.errors import ServiceConfigError
 from haygraph.control import memory_checkpointer
-from haygraph.control.threads import state_serializer
+from haygraph.control.graph.checkpointers import state_serializer
 
 logger = logging.getLogger(__name__)
 

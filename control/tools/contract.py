@@ -2,7 +2,8 @@
 
 A contract names the tool, says what it is for, when to use it, when not to, what to do on failure,
 and carries the Pydantic argument and result models, the timeout, the retry limit and whether the
-tool has side effects. The executor enforces it; `model_schema()` is what a model is shown.
+tool has side effects. The executor enforces it; `model_schema()` is what a model is shown; its
+optional `offline_trigger` tells the rule-based router (no model) when to call it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from typing import Any
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ValidationError
 
-from haygraph.control.tools.errors import ToolContractError
+from haygraph.control.errors import ToolContractError
+from haygraph.control.tools.triggers import OfflineTrigger
+
+ANY_INTENT = "*"
+"""A contract listing this intent is relevant to every routed intent."""
 
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
@@ -93,8 +98,13 @@ class ToolContract:
     `func` is a synchronous callable taking the validated args model instance — and a
     `ToolRuntimeInfo` as second positional argument when it declares one — and returning an
     instance of `result_model` or a dict that validates against it. It may raise
-    `haygraph.control.tools.errors.ToolFailure` for a definite failure (not retried); any other exception is
+    `haygraph.control.errors.ToolFailure` for a definite failure (not retried); any other exception is
     treated as transient and retried up to `max_retries` times.
+
+    `intents` are the routed intents the tool serves (the first one is the intent of its offline
+    trigger); `key_fields` the result fields kept when a result must be shortened;
+    `offline_trigger` (optional) when the offline rules call it — without one the tool is only
+    reachable through a chat model.
     """
 
     name: str
@@ -110,6 +120,7 @@ class ToolContract:
     side_effects: bool = False
     intents: tuple[str, ...] = ()
     key_fields: tuple[str, ...] = ()
+    offline_trigger: OfflineTrigger | None = None
     _wants_runtime: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -141,9 +152,32 @@ class ToolContract:
                 f"tool {self.name!r}: key_fields {unknown} are not fields of "
                 f"{self.result_model.__name__} (fields: {sorted(self.result_model.model_fields)})"
             )
+        self._check_trigger()
         object.__setattr__(self, "intents", tuple(self.intents))
         object.__setattr__(self, "key_fields", tuple(self.key_fields))
         object.__setattr__(self, "_wants_runtime", _wants_runtime(self.func))
+
+    def _check_trigger(self) -> None:
+        trigger = self.offline_trigger
+        if trigger is None:
+            return
+        if not isinstance(trigger, OfflineTrigger):
+            raise ToolContractError(
+                f"tool {self.name!r}: offline_trigger must be an OfflineTrigger, but got {trigger!r}"
+            )
+        fields = self.args_model.model_fields
+        named = [*trigger.args, *([trigger.entity.argument] if trigger.entity is not None else [])]
+        unknown = [name for name in named if name not in fields]
+        if unknown:
+            raise ToolContractError(
+                f"tool {self.name!r}: offline_trigger names arguments {unknown} that are not fields of "
+                f"{self.args_model.__name__} (fields: {sorted(fields)})"
+            )
+
+    @property
+    def trigger_intent(self) -> str | None:
+        """The intent of offline calls: the first explicit intent in `intents` (None without one)."""
+        return next((intent for intent in self.intents if intent != ANY_INTENT), None)
 
     @property
     def description(self) -> str:

@@ -25,10 +25,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from haygraph.control.tool_types import ToolCall, ToolResult, ToolStatus
+from haygraph.control.errors import ToolContractError, ToolFailure
 from haygraph.control.tools.contract import ToolContract, ToolRuntimeInfo, format_validation_error
-from haygraph.control.tools.errors import ToolContractError, ToolFailure
 from haygraph.control.tools.registry import ToolRegistry
+from haygraph.control.tools.types import ToolCall, ToolResult, ToolStatus
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ def run_with_timeout(fn: Callable[[], T], timeout_s: float, *, name: str = "tool
 class ContractToolExecutor:
     """Executes tool calls under their contracts, a session allow-list and a per-turn call budget.
 
-    Implements `haygraph.control.tool_types.ToolExecutor`. `execute` is one turn: at most
+    Implements `haygraph.control.tools.types.ToolExecutor`. `execute` is one turn: at most
     `max_calls_per_turn` calls run, later ones get a `budget_exceeded` result. Results whose JSON
     exceeds `result_char_cap` characters are reduced to the contract's key fields.
     """

@@ -5,13 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from langchain_core.tools import StructuredTool
-
-from haygraph.control.tools.contract import ToolContract
-from haygraph.control.tools.errors import ToolRegistrationError
-
-ANY_INTENT = "*"
-"""A contract listing this intent is relevant to every routed intent."""
+from haygraph.control.errors import ToolRegistrationError
+from haygraph.control.tools.contract import ANY_INTENT, ToolContract
 
 
 class ToolRegistry:
@@ -70,6 +65,14 @@ class ToolRegistry:
         """
         return [c.model_schema() for c in self.contracts_for(intent, allow_list)]
 
-    def langchain_tools_for(self, intent: str, allow_list: Iterable[str]) -> list[StructuredTool]:
-        """Return `StructuredTool`s for the same selection as `schemas_for` (for `bind_tools`)."""
-        return [c.as_langchain_tool() for c in self.contracts_for(intent, allow_list)]
+    def entity_patterns(self) -> tuple[tuple[str, str], ...]:
+        """Return (entity kind, pattern) of every registered offline trigger's entity, without duplicates.
+
+        These kinds are extracted from every message and remembered across turns, like dates or ids.
+        """
+        found: dict[tuple[str, str], None] = {}
+        for contract in self._contracts.values():
+            entity = contract.offline_trigger.entity if contract.offline_trigger is not None else None
+            if entity is not None:
+                found[(entity.kind, entity.pattern)] = None
+        return tuple(found)

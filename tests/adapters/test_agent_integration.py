@@ -17,6 +17,7 @@ import pytest
 from haygraph.adapters.agent import build_agent
 from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.control.api import RESULT_KEYS, Agent
+from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Evidence
 
 pytestmark = pytest.mark.integration
@@ -41,11 +42,13 @@ class CountingRetriever:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.calls: list[tuple[str, int]] = []
+        self.filters: list[dict[str, Any] | None] = []
 
     def retrieve(
         self, query: str, *, top_k: int = 5, filters: dict[str, Any] | None = None
     ) -> list[Evidence]:
         self.calls.append((query, top_k))
+        self.filters.append(filters)
         return self.inner.retrieve(query, top_k=top_k, filters=filters)
 
 
@@ -68,7 +71,7 @@ def orders_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def agent(handbook_store: Path, orders_db: Path) -> Agent:
-    built = build_agent(handbook_store, orders_db=orders_db)
+    built = build_agent(handbook_store, example_tools=True, orders_db=orders_db)
     built.ask("warm up: how many days of annual leave?", thread_id="warm-up")
     return built
 
@@ -194,6 +197,65 @@ class TestToolAndClarifyRoutes:
         assert (result["status"], result["route"]) == ("needs_clarification", "clarify")
         assert result["path"] == ["analyze", "generate"] and counter.calls == []
         assert not re.search(r"\d{12}", result["answer"])  # never guesses a number
+
+
+class TestWithoutExampleTools:
+    """The default agent knows no orders: an order question is a knowledge question, nothing is seeded."""
+
+    @pytest.fixture(scope="class")
+    def plain(self, handbook_store: Path) -> Agent:
+        return build_agent(handbook_store)
+
+    def test_order_question_is_answered_from_evidence_or_refused(self, plain: Agent) -> None:
+        for question in (f"where is my order {ORDER}?", CASES["clar-en-01"]["question"], "我的快递到哪了？"):
+            result = plain.ask(question, thread_id="plain")
+            assert result["route"] == "retrieve", question
+            assert result["status"] in ("completed", "insufficient_evidence"), question
+            assert "SF Express" not in (result["answer"] or "") and "SF1234567890" not in (
+                result["answer"] or ""
+            )
+            assert set(result["evidence_ids"]) <= {e["id"] for e in result["evidence"]}
+        assert plain.context.tool_registry is None and plain.context.tool_executor is None
+
+    def test_no_orders_database_is_written(self, handbook_store_copy: Path) -> None:
+        agent = build_agent(handbook_store_copy)
+        agent.ask(f"where is my order {ORDER}?", thread_id="x")
+        assert not (handbook_store_copy / "orders.sqlite").exists()
+        assert agent.context.history.entity_config.patterns == ()  # order ids are not even an entity
+
+    def test_orders_db_without_example_tools_is_a_config_error(
+        self, handbook_store: Path, tmp_path: Path
+    ) -> None:
+        with pytest.raises(ConfigError, match=r"orders_db .* example_tools=True"):
+            build_agent(handbook_store, orders_db=tmp_path / "orders.sqlite")
+        assert not (tmp_path / "orders.sqlite").exists()
+
+
+class TestPerCallFilters:
+    def test_filters_reach_every_retrieval_of_the_turn(
+        self, agent: Agent, counter: CountingRetriever
+    ) -> None:
+        question = CASES[UNANSWERABLE[0]]["question"]  # poor first retrieval: expanded too
+        only = {"field": "meta.source_id", "operator": "==", "value": "leave-policy.md"}
+        result = agent.ask(question, thread_id="filters", filters=only)
+        assert "expand" in result["path"] and len(counter.filters) == len(counter.calls) >= 2
+        assert all(f == only for f in counter.filters)
+        assert {e["source"] for e in result["evidence"]} <= {"leave-policy.md"}
+        unfiltered = agent.ask(question, thread_id="filters")
+        assert counter.filters[-1] is None and {e["source"] for e in unfiltered["evidence"]} - {
+            "leave-policy.md"
+        }
+
+    def test_per_call_filters_narrow_the_agents_own(self, handbook_store: Path) -> None:
+        tenant = {"field": "meta.source_id", "operator": "!=", "value": "it-security.md"}
+        agent = build_agent(handbook_store, filters=tenant)
+        recorded = CountingRetriever(agent.context.retriever)
+        agent.context.retriever = recorded
+        only = {"field": "meta.source_id", "operator": "==", "value": "leave-policy.md"}
+        agent.ask(CASES["ans-en-01"]["question"], thread_id="t", filters=only)
+        assert recorded.filters[0] == {"operator": "AND", "conditions": [tenant, only]}
+        agent.ask(CASES["ans-en-01"]["question"], thread_id="t")
+        assert recorded.filters[-1] == tenant  # the agent's own filters stay for every call
 
 
 class TestBadInput:

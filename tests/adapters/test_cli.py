@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from haygraph.adapters.agent import build_agent
-from haygraph.adapters.cli import main
+from haygraph.adapters.cli import build_parser, main
 from haygraph.retrieval import sample_handbook_path
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 
@@ -136,9 +136,25 @@ class TestAsk:
     def test_text_output_shows_answer_citations_and_status(
         self, handbook_store_copy: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        assert main(["ask", f"where is order {ORDER}?", "--store", str(handbook_store_copy)]) == 0
+        question = f"where is order {ORDER}?"
+        assert main(["ask", question, "--store", str(handbook_store_copy), "--example-tools"]) == 0
         out = capsys.readouterr().out
         assert "SF Express" in out and "status: completed  route: tool" in out
+
+    def test_without_example_tools_an_order_question_is_not_looked_up(
+        self, handbook_store_copy: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        assert main(["ask", f"where is order {ORDER}?", "--store", str(handbook_store_copy), "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["route"] == "retrieve" and "SF Express" not in (result["answer"] or "")
+        assert not (handbook_store_copy / "orders.sqlite").exists()
+
+    def test_example_tools_flag_on_every_agent_command(self) -> None:
+        parser = build_parser()
+        for command in (["ask", "q"], ["chat"], ["serve-mcp"]):
+            args = parser.parse_args([*command, "--store", "s", "--example-tools"])
+            assert args.example_tools is True
+            assert parser.parse_args([*command, "--store", "s"]).example_tools is False
 
     @pytest.mark.parametrize("question", ["   ", "leave " * 20_000], ids=["empty", "100k"])
     def test_unusable_question_is_a_clarification_not_a_crash(
@@ -288,7 +304,7 @@ class TestChatResume:
     ) -> None:
         store = str(handbook_store_copy)
         first = run_cli(
-            ["chat", "--store", store, "--thread", "T", "--json"],
+            ["chat", "--store", store, "--thread", "T", "--json", "--example-tools"],
             cli_env,
             stdin=f"Hi, my order number is {ORDER}\nexit\n",
         )
@@ -297,7 +313,9 @@ class TestChatResume:
         assert turn1["route"] == "tool" and ORDER in turn1["answer"]
 
         second = run_cli(
-            ["chat", "--store", store, "--thread", "T", "--json"], cli_env, stdin="where is my order?\n"
+            ["chat", "--store", store, "--thread", "T", "--json", "--example-tools"],
+            cli_env,
+            stdin="where is my order?\n",
         )
         assert second.returncode == 0, second.stderr
         [turn2] = [json.loads(line) for line in second.stdout.splitlines() if line.strip()]
@@ -306,7 +324,9 @@ class TestChatResume:
         assert ORDER in turn2["answer"] and "SF Express" in turn2["answer"]
 
         # the same question on a thread that never saw the number is asked back
-        agent = build_agent(handbook_store_copy, threads_db=handbook_store_copy / "threads.sqlite")
+        agent = build_agent(
+            handbook_store_copy, threads_db=handbook_store_copy / "threads.sqlite", example_tools=True
+        )
         values: dict[str, Any] = agent.graph.get_state({"configurable": {"thread_id": "T"}}).values
         assert [m.type for m in values["messages"]] == ["human", "ai", "human", "ai"]
         assert values["entities"]["order_ids"] == [ORDER]

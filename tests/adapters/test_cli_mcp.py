@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from haygraph.adapters.mcp_client import MCPToolset
-from haygraph.control.tool_types import ToolCall
 from haygraph.control.tools import ContractToolExecutor, ToolRegistry
+from haygraph.control.tools.types import ToolCall
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 pytestmark = pytest.mark.integration

@@ -5,6 +5,7 @@ stdio (or streamable HTTP) subprocess. The `haygraph serve-mcp` subprocess test 
 """
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -23,12 +24,11 @@ from haygraph.adapters.mcp_client import (
     MCPClientError,
     MCPToolset,
     args_model_from_schema,
-    load_mcp_contracts,
 )
-from haygraph.adapters.mcp_server import create_mcp_server
+from haygraph.adapters.mcp_server import contract_tools, create_mcp_server
 from haygraph.adapters.orders_db import OrdersDatabase
-from haygraph.control.tool_types import ToolCall
 from haygraph.control.tools import ContractToolExecutor, ToolRegistry
+from haygraph.control.tools.types import ToolCall
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_server.py")
 sys.path.insert(0, str(FIXTURE.parent))
@@ -73,6 +73,28 @@ class TestMCPServer:
             asyncio.run(server.call_tool("get_chunk", {"chunk_id": "missing"}))
         with pytest.raises(ToolError):
             asyncio.run(server.call_tool("search_knowledge_base", {"query": "x", "top_k": 0}))
+
+    def test_contract_tools_are_served_through_the_executor(self, tmp_path):
+        db = OrdersDatabase(tmp_path / "orders.sqlite")
+        registry = build_example_registry(db, MemoryRetriever())
+        executor = ContractToolExecutor(registry, DEFAULT_ALLOW_LIST)
+        server = create_mcp_server(MemoryRetriever(), lookup, tools=contract_tools(executor))
+        tools = {t.name: t for t in asyncio.run(server.list_tools())}
+        # the allowed example tools join the two built-in ones; update_shipping_address is not allowed
+        assert set(tools) == {"search_knowledge_base", "get_chunk", "query_order", "create_ticket", "today",
+                              "count_workdays"}  # fmt: skip
+        assert tools["query_order"].inputSchema["properties"]["order_id"]["pattern"] == r"^\d{12}$"
+        result = asyncio.run(server.call_tool("query_order", {"order_id": "202405120001"}))
+        assert "SF Express" in json.dumps(result, default=str)
+        with pytest.raises(ToolError, match="query_order error: order 202405120099 not found"):
+            asyncio.run(server.call_tool("query_order", {"order_id": "202405120099"}))
+        with pytest.raises(ToolError):
+            asyncio.run(server.call_tool("query_order", {"order_id": "123"}))
+        # side effects carry a fresh request id per MCP call: two calls, two tickets
+        ticket = {"category": "delivery", "description": "The parcel arrived damaged yesterday."}
+        asyncio.run(server.call_tool("create_ticket", ticket))
+        asyncio.run(server.call_tool("create_ticket", ticket))
+        assert len(db.tickets()) == 2
 
 
 class TestArgsModelFromSchema:
@@ -223,9 +245,12 @@ class TestStatelessAndHTTP:
                         break
                 time.sleep(0.2)
             conn = {"kb": {"transport": "streamable_http", "url": f"http://127.0.0.1:{port}/mcp"}}
-            contracts = load_mcp_contracts(
-                conn, timeout_s=10.0, overrides={"hang": {"timeout_s": 0.5, "max_retries": 0}}
-            )
+            contracts = MCPToolset(
+                conn,
+                persistent=False,
+                timeout_s=10.0,
+                overrides={"hang": {"timeout_s": 0.5, "max_retries": 0}},
+            ).open()
             executor = _executor(contracts)
             ok, hung = executor.execute(
                 [

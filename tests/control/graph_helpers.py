@@ -1,6 +1,6 @@
 """Shared test doubles for the control-plane graph tests: real, tiny `Retriever` implementations.
 
-Not a test module (no `test_` prefix); imported by test_graph_*.py, test_threads.py, test_bad_input.py.
+Not a test module (no `test_` prefix); imported by the graph and planning tests.
 """
 
 from __future__ import annotations

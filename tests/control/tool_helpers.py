@@ -1,6 +1,7 @@
-"""Scripted fake chat model for the tool tests: replays AIMessages with tool calls.
+"""Tool test doubles: a scripted fake chat model that replays AIMessages with tool calls, and a toy
+room-status tool with an offline trigger (a domain the control plane knows nothing about).
 
-Not a test module (no `test_` prefix); imported by test_graph_tools.py and test_graph_mcp.py.
+Not a test module (no `test_` prefix); imported by the graph and planning tests.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from haygraph.control.texts import Bilingual
+from haygraph.control.tools import Cues, EntityArgument, OfflineTrigger, ToolContract, ToolRegistry
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -50,3 +54,52 @@ def calls(*items: tuple[str, dict[str, Any]]) -> AIMessage:
     return AIMessage(
         content="", tool_calls=[{"name": n, "args": a, "id": f"tc{i}"} for i, (n, a) in enumerate(items)]
     )
+
+
+class RoomArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    room: str = Field(pattern=r"^[A-Z]\d{3}$")
+    floor_plan: bool = False
+
+
+class RoomResult(BaseModel):
+    room: str
+    free: bool
+
+
+ROOM = EntityArgument(
+    argument="room",
+    kind="rooms",
+    pattern=r"\b[A-Z]\d{3}\b",
+    malformed=r"\b[A-Z]\d{1,2}\b",
+    ask=Bilingual(en="Which room (e.g. B204)?", zh="请问是哪个会议室（例如 B204）？"),
+    invalid=Bilingual(en="'{value}' is not a room number. ", zh="“{value}”不是会议室编号。"),
+)
+
+
+def room_tool(**trigger: object) -> ToolContract:
+    return ToolContract(
+        name="room_status",
+        purpose="Whether a meeting room is free now.",
+        when_to_use="The user asks whether a named room is free.",
+        when_not_to_use="Booking rules: search the knowledge base.",
+        on_failure="Say the room system is unavailable.",
+        args_model=RoomArgs,
+        result_model=RoomResult,
+        func=lambda args: RoomResult(room=args.room, free=True),
+        intents=("rooms",),
+        offline_trigger=OfflineTrigger(**trigger),  # type: ignore[arg-type]
+    )
+
+
+ROOMS = ToolRegistry(
+    [
+        room_tool(
+            keywords=Cues(en=(r"rooms?", "meeting"), zh=("会议室",)),
+            specific=Cues(en=("is", "free", "busy"), zh=("空", "有人")),
+            general=Cues(en=("rules?", "how long"), zh=("规定",)),
+            entity=ROOM,
+            args={"floor_plan": False},
+        )
+    ]
+)

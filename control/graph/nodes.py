@@ -1,0 +1,280 @@
+"""Graph nodes: small functions `(state, runtime) -> dict` returning only the fields they change.
+
+Path and timing bookkeeping is added around every node by `haygraph.control.graph.builder`; the
+decisions live in pure helpers (`haygraph.control.planning`, `haygraph.control.window`); every
+user-facing message comes from `haygraph.control.texts`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+from pydantic import ValidationError
+
+from haygraph.control.errors import ContextError
+from haygraph.control.evidence import Evidence, merge_evidence
+from haygraph.control.graph.context import Context
+from haygraph.control.graph.state import State, Status
+from haygraph.control.graph.turn_prompt import build_turn_prompt, result_key_fields, results_for_state
+from haygraph.control.planning.chitchat import chitchat_reply
+from haygraph.control.planning.extractive import extractive_answer, insufficient_message
+from haygraph.control.planning.input_check import check_question
+from haygraph.control.planning.model_calls import model_generate, model_rewrite
+from haygraph.control.planning.relevance import best_relevance, usable_evidence
+from haygraph.control.planning.rewrite import rewrite_query
+from haygraph.control.planning.tool_choice import plan_turn
+from haygraph.control.planning.tool_reply import summarize_tool_results
+from haygraph.control.texts import KNOWLEDGE_BASE_UNAVAILABLE, NEED_DETAILS, WINDOW_EXCEEDED
+from haygraph.control.tools.types import ToolCall, ToolResult
+from haygraph.control.window.memory import fold_turn, model_summarizer, remember_entities
+from haygraph.control.window.prompt_assembly import AssembledPrompt
+
+logger = logging.getLogger(__name__)
+
+HISTORY_MESSAGES = 6
+"""Messages of earlier turns shown to the model for routing and rewriting."""
+
+
+def _history(state: State) -> list[AnyMessage]:
+    return list(state.get("messages") or [])[-HISTORY_MESSAGES:]
+
+
+def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Start a turn: reset per-turn fields, check the input, extract entities, route and rewrite."""
+    ctx = runtime.context
+    check = check_question(state.get("question"), ctx.max_question_chars)
+    update: dict[str, Any] = {
+        "question": check.text,
+        "query": "",
+        "queries": [],
+        "evidence": Overwrite([]),
+        "tool_calls": [],
+        "tool_results": Overwrite([]),
+        "intent": None,
+        "turn": int(state.get("turn") or 0) + 1,
+        "context_budget": {},
+        "input_problem": check.problem,
+        "clarification": None,
+        "retry_count": 0,
+        "quality": None,
+        "retrieval_error": None,
+        "status": "completed",
+        "answer": None,
+        "evidence_ids": [],
+        "top_k": ctx.top_k,
+        "entities": dict(state.get("entities") or {}),
+    }
+    if check.problem:
+        return {**update, "route": "clarify", "clarification": check.problem}
+    text = check.text
+    entities = remember_entities(state.get("entities"), text, ctx.history)
+    plan = plan_turn(
+        text,
+        model=ctx.chat_model,
+        registry=ctx.tool_registry,
+        allow_list=ctx.offered_allow_list,
+        history=_history(state),
+        entities=entities,
+        turn=update["turn"],
+    )
+    decision = plan.decision
+    update.update(
+        entities=entities,
+        route=decision.route,
+        messages=[HumanMessage(content=text)],
+        tool_calls=plan.calls,
+        intent=plan.intent,
+        clarification=decision.clarification if decision.route == "clarify" else None,
+    )
+    if decision.route == "clarify" and not decision.clarification:
+        update["clarification"] = NEED_DETAILS.for_question(text)
+    if decision.route == "retrieve":
+        queries = _rewrite(ctx, text, _history(state), entities)
+        update.update(queries=queries, query=queries[0])
+    return update
+
+
+def _rewrite(ctx: Context, text: str, history: list[AnyMessage], entities: dict[str, list[str]]) -> list[str]:
+    model = ctx.chat_model
+    if model is not None:
+        try:
+            return model_rewrite(model, text, history=history, entities=entities)
+        except Exception as exc:
+            logger.warning("model rewriting failed, using the rules: %s", exc)
+    return rewrite_query(text)
+
+
+def search(ctx: Context, queries: Sequence[str], top_k: int) -> tuple[list[Evidence], str | None]:
+    """Run every query against the retriever; return merged evidence and the error, if all failed."""
+    if ctx.retriever is None:
+        return [], "no retriever configured"
+    found: list[Evidence] = []
+    errors: list[str] = []
+    for query in queries:
+        try:
+            items = ctx.retriever.retrieve(query, top_k=top_k, filters=ctx.filters)
+            found = merge_evidence(found, [Evidence.model_validate(i) for i in items])
+        except (Exception, ValidationError) as exc:
+            logger.warning("retrieval failed for %r: %s", query, exc)
+            errors.append(f"{type(exc).__name__}: {exc}")
+    return found, (errors[0] if errors and len(errors) == len(queries) else None)
+
+
+def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Retrieve `top_k` chunks for each rewritten query."""
+    ctx = runtime.context
+    evidence, error = search(ctx, state.get("queries") or [state["question"]], state.get("top_k", ctx.top_k))
+    return {"evidence": evidence, "retrieval_error": error}
+
+
+def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Measure the best absolute relevance of the evidence so far."""
+    return {"quality": best_relevance(state.get("evidence") or [])}
+
+
+def expand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Search again with the original question and the larger `expand_top_k`; merged by the reducer."""
+    ctx = runtime.context
+    evidence, error = search(ctx, [state["question"]], ctx.expand_top_k)
+    update: dict[str, Any] = {"evidence": evidence, "retry_count": state.get("retry_count", 0) + 1}
+    if not (state.get("evidence") or evidence):
+        update["retrieval_error"] = error or state.get("retrieval_error")
+    else:
+        update["retrieval_error"] = None
+    return update
+
+
+def _thread_id(runtime: Runtime[Context]) -> str:
+    info = runtime.execution_info
+    return (info.thread_id if info is not None else None) or "default"
+
+
+def _error_results(calls: Sequence[ToolCall], message: str) -> list[ToolResult]:
+    return [ToolResult(call_id=c.id, name=c.name, status="error", error=message) for c in calls]
+
+
+def tool_exec(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Run the turn's tool calls with the configured executor; failures become error results."""
+    calls = list(state.get("tool_calls") or [])
+    executor = runtime.context.tool_executor
+    if executor is None:
+        return {"tool_results": _error_results(calls, "no tool executor configured")}
+    try:
+        results = list(executor.execute(calls, thread_id=_thread_id(runtime)))
+    except Exception as exc:
+        logger.warning("tool executor raised: %s", exc)
+        results = _error_results(calls, f"tool executor failed: {type(exc).__name__}: {exc}")
+    return {"tool_results": results}
+
+
+def answer_from_evidence(
+    ctx: Context, state: State, prompt: AssembledPrompt, evidence: list[Evidence]
+) -> tuple[str | None, list[str], Status]:
+    """Answer from the evidence kept in the budgeted prompt: the model's (validated) or the extractive one.
+
+    The model may cite only evidence that is in `prompt`; the extractive answer uses the same
+    evidence, so both modes answer from exactly what fitted in the window.
+    """
+    question = state["question"]
+    allowed = set(prompt.evidence_ids)
+    kept = [e for e in evidence if e.id in allowed]
+    model = ctx.chat_model
+    if model is not None:
+        try:
+            grounded = model_generate(model, prompt.to_langchain())
+        except Exception as exc:
+            logger.warning("model generation failed, falling back to the extractive answer: %s", exc)
+        else:
+            cited = list(dict.fromkeys(grounded.evidence_ids))
+            if not grounded.answer.strip():
+                return insufficient_message(question), [], "insufficient_evidence"
+            if not cited or any(i not in allowed for i in cited):
+                logger.warning("model answer rejected: cited %s, allowed %s", cited, sorted(allowed))
+                return None, [], "rejected"
+            return grounded.answer.strip(), cited, "completed"
+    extracted = extractive_answer(state.get("query") or question, kept)
+    if extracted is None:
+        return insufficient_message(question), [], "insufficient_evidence"
+    return extracted.answer, extracted.evidence_ids, ("degraded" if model is not None else "completed")
+
+
+def budget_failure_message(question: str) -> str:
+    """Return the reply of a turn whose prompt could not be built inside the context window."""
+    return WINDOW_EXCEEDED.for_question(question)
+
+
+def finish_turn(ctx: Context, state: State, answer: str | None) -> dict[str, Any]:
+    """Append the answer and fold old turns into the summary (`haygraph.control.window.memory.fold_turn`)."""
+    model = ctx.chat_model
+    return fold_turn(
+        list(state.get("messages") or []),
+        answer,
+        counter=ctx.counter,
+        config=ctx.history,
+        summary=state.get("summary") or "",
+        entities=state.get("entities"),
+        summarize=model_summarizer(model) if model is not None and ctx.model_summary else None,
+    )
+
+
+def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Write the turn's answer, status and cited evidence ids, then fold the conversation history.
+
+    On the retrieve route (with usable evidence) and the tool route the budgeted prompt is
+    assembled (`haygraph.control.graph.turn_prompt.build_turn_prompt`, offline too) and its record written to
+    `context_budget`; a prompt that cannot fit the window gives status `degraded`, never an error.
+    """
+    ctx = runtime.context
+    question = state.get("question", "")
+    route = state.get("route", "clarify")
+    evidence_ids: list[str] = []
+    answer: str | None
+    status: Status
+    update: dict[str, Any] = {}
+    try:
+        if route == "answer":
+            answer, status = chitchat_reply(question), "completed"
+        elif route == "clarify":
+            answer, status = state.get("clarification") or "", "needs_clarification"
+        elif route == "tool":
+            results = list(state.get("tool_results") or [])
+            prompt = build_turn_prompt(ctx, state, tool_results=results)
+            update["context_budget"] = prompt.budget
+            answer, status = summarize_tool_results(
+                results, question, calls=state.get("tool_calls") or [], registry=ctx.tool_registry
+            )
+            stored, changed = results_for_state(
+                results,
+                counter=ctx.counter,
+                cap_tokens=ctx.full_result_cap_tokens,
+                key_fields=result_key_fields(ctx),
+            )
+            if changed:
+                update["tool_results"] = Overwrite(stored)
+        else:
+            usable = usable_evidence(state.get("evidence") or [], ctx.usable_relevance)
+            if usable:
+                prompt = build_turn_prompt(ctx, state, evidence=usable)
+                update["context_budget"] = prompt.budget
+                answer, evidence_ids, status = answer_from_evidence(ctx, state, prompt, usable)
+            elif state.get("retrieval_error"):
+                answer, status = KNOWLEDGE_BASE_UNAVAILABLE.for_question(question), "degraded"
+            else:
+                answer, status = insufficient_message(question), "insufficient_evidence"
+    except ContextError as exc:
+        logger.error("generation prompt does not fit the context window: %s", exc)
+        update["context_budget"] = {
+            "error": f"{type(exc).__name__}: {exc}",
+            "window": ctx.budget.context_window,
+            "limit": ctx.budget.limit,
+        }
+        answer, evidence_ids, status = budget_failure_message(question), [], "degraded"
+    update.update(answer=answer, status=status, evidence_ids=evidence_ids)
+    if not state.get("input_problem"):
+        update.update(finish_turn(ctx, state, answer))  # the question itself was added by analyze
+    return update

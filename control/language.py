@@ -1,0 +1,43 @@
+"""Language helpers of the control plane: Chinese detection, words, sentence splitting (English + Chinese).
+
+The one home of the CJK character class and the sentence-end pattern used by routing, replies,
+extractive answers, truncation and summaries.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+"""Character-class body of the CJK ideographs we treat as Chinese (Extension A, Unified, Compatibility)."""
+
+CJK = re.compile(f"[{CJK_RANGES}]")
+"""One Chinese character."""
+
+CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+"""A run of Chinese characters."""
+
+SENTENCE_END = re.compile(r"(?<=[。！？；])|(?<=[.!?;])\s+|\n+")
+"""Where a sentence ends: after Chinese end punctuation (no space needed), after Western end
+punctuation followed by whitespace, or at line breaks."""
+
+
+def is_chinese(text: str) -> bool:
+    """Whether the text contains Chinese characters (replies then use Chinese)."""
+    return bool(CJK.search(text))
+
+
+def words_only(text: str) -> str:
+    """Return the letters and digits of `text` as space-separated words (punctuation and symbols dropped)."""
+    return " ".join("".join(ch if unicodedata.category(ch)[0] in "LN" else " " for ch in text).split())
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split `text` into sentences, keeping their end punctuation and dropping empty pieces.
+
+    Chinese sentences end at 。！？；, English ones at . ! ? ; followed by whitespace, and every
+    line break ends a sentence. Splitting is deliberately simple (no abbreviation handling): it is
+    used to find safe cut points, where a cut after "e.g." is harmless.
+    """
+    return [piece.strip() for piece in SENTENCE_END.split(text) if piece and piece.strip()]

@@ -1,0 +1,11 @@
+"""The two vocabularies of a turn's outcome: where it was routed and how it ended."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Route = Literal["retrieve", "tool", "answer", "clarify"]
+"""Where `analyze` sends the question: knowledge base, a tool, a direct reply, or a question back."""
+
+Status = Literal["completed", "insufficient_evidence", "needs_clarification", "degraded", "rejected"]
+"""Outcome of a turn; see `haygraph.control.api` for what each one means to a caller."""

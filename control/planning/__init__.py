@@ -1,0 +1,14 @@
+"""Turn planning: what to do with a question and how to answer it, as pure functions.
+
+- `input_check` — clean the raw question and refuse unusable input;
+- `chitchat` — greetings, thanks and small talk;
+- `routing` — the offline router (`RouteDecision`, `route_question` over the tools' triggers);
+- `rewrite` — offline query rewriting;
+- `model_calls` — routing, rewriting and grounded generation with a chat model (structured output);
+- `tool_choice` — `plan_turn`: the route and the tool calls of a turn, model or rules;
+- `relevance` — the evaluate step's absolute evidence quality;
+- `extractive` — the offline answer made of evidence sentences with their ids;
+- `tool_reply` — the reply and status of a tool turn.
+
+Depends only on the base modules of `haygraph.control`, on `tools` and on `window`; never on `graph`.
+"""

@@ -1,0 +1,59 @@
+"""Chit-chat: recognise a message that is only a greeting, thanks or small talk, and reply to it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from haygraph.control.language import words_only
+from haygraph.control.texts import CHITCHAT_REPLIES
+
+ChitchatKind = Literal["greeting", "thanks", "identity", "bye"]
+
+_CHITCHAT_EN = {
+    "thanks": ["thank you very much", "thank you so much", "thanks a lot", "thank you", "thanks", "thx"],
+    "identity": ["who are you", "what are you", "what is your name", "what's your name"],
+    "bye": ["goodbye", "good bye", "bye", "see you"],
+    "greeting": [
+        "good morning", "good afternoon", "good evening", "how are you doing", "how are you",
+        "how is it going", "nice to meet you", "hello", "hey", "hi", "yo",
+    ],
+}  # fmt: skip
+_CHITCHAT_ZH = {
+    "thanks": ["非常感谢", "多谢", "谢谢", "感谢"],
+    "identity": ["你是谁", "您是谁", "你叫什么"],
+    "bye": ["再见", "拜拜"],
+    "greeting": ["早上好", "下午好", "晚上好", "你好吗", "您好", "你好", "哈喽", "在吗", "嗨"],
+}
+_CHITCHAT_FILLER = {"there", "again", "so", "much", "very", "bot", "assistant", "ok", "okay", "and"}
+_ZH_FILLER_CHARS = set("啊呀呢吧吗嘛哦哈你您的了们")
+
+
+def chitchat_kind(text: str) -> ChitchatKind | None:
+    """Return the kind of chit-chat if the whole message is greeting/thanks/small talk, else None.
+
+    "Hi, what is the refund policy?" is not chit-chat: something beyond the phrases must remain empty.
+    """
+    rest = " " + words_only(text.lower()) + " "
+    found: list[str] = []
+    for kind, phrases in _CHITCHAT_EN.items():
+        for phrase in phrases:
+            if f" {phrase} " in rest:
+                rest = rest.replace(f" {phrase} ", " ")
+                found.append(kind)
+    for kind, phrases in _CHITCHAT_ZH.items():
+        for phrase in phrases:
+            if phrase in rest:
+                rest = rest.replace(phrase, " ")
+                found.append(kind)
+    leftover = [w for w in rest.split() if w not in _CHITCHAT_FILLER and set(w) - _ZH_FILLER_CHARS]
+    if not found or leftover:
+        return None
+    for kind in ("identity", "thanks", "bye", "greeting"):
+        if kind in found:
+            return kind  # type: ignore[return-value]
+    return None
+
+
+def chitchat_reply(text: str) -> str:
+    """Return a short friendly reply to chit-chat, in the user's language; it makes no factual claim."""
+    return CHITCHAT_REPLIES[chitchat_kind(text) or "greeting"].for_question(text)

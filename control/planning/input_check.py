@@ -1,0 +1,44 @@
+"""Input checks: clean the raw question and say, in the user's language, what is wrong with it."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from pydantic import BaseModel
+
+from haygraph.control.texts import EMPTY_MESSAGE, NO_WORDS, TOO_LONG
+
+
+class QuestionCheck(BaseModel):
+    """The cleaned question and, if it is unusable, what is wrong with it (in the user's language)."""
+
+    text: str
+    problem: str | None = None
+
+
+def clean_text(text: str) -> str:
+    """Drop control/format characters (tabs and newlines become spaces) and collapse whitespace."""
+    chars = []
+    for ch in text:
+        if ch in "\t\n\r\x0b\x0c":
+            chars.append(" ")
+        elif unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co"):
+            chars.append(ch)
+    return " ".join("".join(chars).split())
+
+
+def check_question(raw: object, max_chars: int) -> QuestionCheck:
+    """Clean the raw question and say what is wrong with it, if anything.
+
+    Problems: not text, empty or whitespace/control characters only, longer than `max_chars` (after
+    cleaning), or no letter/digit at all (only symbols, punctuation or emoji). Mixed scripts are fine.
+    """
+    text = clean_text(raw) if isinstance(raw, str) else ""
+    if not text:
+        return QuestionCheck(text="", problem=EMPTY_MESSAGE.for_question(text))
+    if len(text) > max_chars:
+        problem = TOO_LONG.for_question(text, length=len(text), limit=max_chars)
+        return QuestionCheck(text=text[:max_chars], problem=problem)
+    if not any(unicodedata.category(ch)[0] in "LN" for ch in text):
+        return QuestionCheck(text=text, problem=NO_WORDS.for_question(text))
+    return QuestionCheck(text=text)
