@@ -151,7 +151,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     settings = describe_settings(kb, layers)
     result = kb.search(args.query, filters=filters_from_pairs(args.filter))
     if args.json:
-        print(json.dumps({**_search_json(result), "settings": settings}, ensure_ascii=False, indent=2))
+        print(json.dumps({**result.to_json(), "settings": settings}, ensure_ascii=False, indent=2))
         return 0
     for note in result.notes:
         print(f"note: {note}")
@@ -165,27 +165,6 @@ def cmd_search(args: argparse.Namespace) -> int:
         snippet = " ".join(hit.content.split())
         print(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
     return 0
-
-
-def _search_json(result: Any) -> dict[str, Any]:
-    return {
-        "query": result.query,
-        "reranked": result.reranked,
-        "notes": result.notes,
-        "timings_ms": result.timings_ms,
-        "results": [
-            {
-                "rank": i,
-                "id": h.id,
-                "score": h.score,
-                "relevance": h.relevance,
-                "source": h.source,
-                "heading_path": h.heading_path,
-                "text": h.content,
-            }
-            for i, h in enumerate(result.hits, start=1)
-        ],
-    }
 
 
 # -- parser ------------------------------------------------------------------------------------------

@@ -155,11 +155,11 @@ def given_config(layers: Sequence[Layer]) -> RetrievalConfig | None:
     """One config holding exactly the keys the layers set (later layers win); None without layers."""
     if not layers:
         return None
-    from haygraph.retrieval.config import RetrievalConfig
+    from haygraph.retrieval.config import RetrievalConfig, deep_merge
 
     merged: dict[str, Any] = {}
     for layer in layers:
-        merged = _deep_merge(merged, layer.values)
+        merged = deep_merge(merged, layer.values)
     return RetrievalConfig.from_dict(merged)
 
 
@@ -250,13 +250,3 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
     for part in parents:
         data = data.setdefault(part, {})
     data[last] = value
-
-
-def _deep_merge(base: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in update.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import types
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -323,7 +324,7 @@ class RetrievalConfig(_Section):
         for key, value in sections.items():
             if key not in data:
                 raise ConfigError(f"unknown config section {key!r}; valid: {', '.join(data)}")
-            data[key] = _deep_merge(data[key], value) if isinstance(value, dict) else value
+            data[key] = deep_merge(data[key], value) if isinstance(value, dict) else value
         return RetrievalConfig.from_dict(data)
 
 
@@ -347,11 +348,12 @@ def _check_shape(data: Any, where: str) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `update` laid over it, nested mappings merged key by key (neither is modified)."""
     merged = dict(base)
     for key, value in update.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = value
     return merged

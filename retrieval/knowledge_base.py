@@ -87,6 +87,27 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
 
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of `haygraph search --json` and the service's `/v1/search` (ranks from 1)."""
+        return {
+            "query": self.query,
+            "reranked": self.reranked,
+            "notes": self.notes,
+            "timings_ms": self.timings_ms,
+            "results": [
+                {
+                    "rank": i,
+                    "id": h.id,
+                    "score": h.score,
+                    "relevance": h.relevance,
+                    "source": h.source,
+                    "heading_path": h.heading_path,
+                    "text": h.content,
+                }
+                for i, h in enumerate(self.hits, start=1)
+            ],
+        }
+
 
 @dataclass
 class IndexReport:

@@ -290,17 +290,22 @@ def _relevance_scorer(
     config: RetrievalConfig, store: EmbeddedDocumentStore, q: QueryConfig
 ) -> RelevanceScorer:
     """The relevance stage: the weights of the query mode, the BM25 settings of the store's index."""
-    b = config.bm25
     return RelevanceScorer(
-        document_store=store,
-        weights=q.relevance.for_mode(q.mode).model_dump(),
-        language=b.language,
-        stemming=b.stemming,
-        stopwords=b.stopwords,
-        k1=b.k1,
-        b=b.b,
-        method=b.method,
+        document_store=store, weights=q.relevance.for_mode(q.mode).model_dump(), **_bm25_settings(config)
     )
+
+
+def _bm25_settings(config: RetrievalConfig) -> dict[str, Any]:
+    """The BM25 index settings (tokenisation and scoring) shared by the retriever and the relevance stage."""
+    b = config.bm25
+    return {
+        "language": b.language,
+        "stemming": b.stemming,
+        "stopwords": b.stopwords,
+        "k1": b.k1,
+        "b": b.b,
+        "method": b.method,
+    }
 
 
 def _bm25_retriever(config: RetrievalConfig, store: EmbeddedDocumentStore, top_k: int) -> Any:
@@ -309,16 +314,7 @@ def _bm25_retriever(config: RetrievalConfig, store: EmbeddedDocumentStore, top_k
         from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 
         return InMemoryBM25Retriever(document_store=_stock_store(store), top_k=top_k)
-    return FastBM25Retriever(
-        document_store=store,
-        top_k=top_k,
-        language=b.language,
-        stemming=b.stemming,
-        stopwords=b.stopwords,
-        k1=b.k1,
-        b=b.b,
-        method=b.method,
-    )
+    return FastBM25Retriever(document_store=store, top_k=top_k, **_bm25_settings(config))
 
 
 def _dense_retriever(config: RetrievalConfig, store: EmbeddedDocumentStore, top_k: int, scale: bool) -> Any:

@@ -134,21 +134,4 @@ class ErrorResponse(BaseModel):
 
 def search_payload(result: Any) -> dict[str, Any]:
     """A `SearchResult` as the JSON object of `haygraph search --json`."""
-    return {
-        "query": result.query,
-        "reranked": result.reranked,
-        "notes": result.notes,
-        "timings_ms": result.timings_ms,
-        "results": [
-            {
-                "rank": i,
-                "id": h.id,
-                "score": h.score,
-                "relevance": h.relevance,
-                "source": h.source,
-                "heading_path": h.heading_path,
-                "text": h.content,
-            }
-            for i, h in enumerate(result.hits, start=1)
-        ],
-    }
+    return dict(result.to_json())
