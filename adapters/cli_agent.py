@@ -144,7 +144,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    """Read questions from stdin until EOF/exit; each turn is checkpointed in SQLite."""
+    """Read questions from stdin until EOF/exit; each turn is checkpointed in SQLite.
+
+    A turn paused before a side-effect tool (`needs_confirmation`) asks "Run it? [y/N]" and reads
+    the answer from the next line (anything but y / yes declines).
+    """
     threads_db = args.threads_db or str(Path(args.store) / "threads.sqlite")
     agent, settings = _agent(args, threads_db=threads_db)
     filters = filters_from_pairs(args.filter)
@@ -161,9 +165,13 @@ def cmd_chat(args: argparse.Namespace) -> int:
             continue
         result = agent.ask(line.rstrip("\n"), thread_id=args.thread, filters=filters)
         while result.get("status") == "needs_confirmation":
-            print(format_result(result), flush=True)
-            print("Run it? [y/N] ", end="", flush=True)
+            # --json keeps stdout one JSON object per line: the question goes to stderr
+            show = json.dumps(result, ensure_ascii=False) if args.json else format_result(result)
+            print(show, flush=True)
+            print("Run it? [y/N] ", end="", flush=True, file=sys.stderr if args.json else sys.stdout)
             reply = sys.stdin.readline().strip().lower()
+            if not interactive and not args.json:
+                print(flush=True)
             result = agent.resume(args.thread, approve=reply in {"y", "yes"})
         if args.json:
             print(json.dumps({**result, "settings": settings}, ensure_ascii=False), flush=True)

@@ -115,6 +115,7 @@ class Context:
     `interrupt()` before it runs (status `needs_confirmation`; resume with `Agent.resume`)."""
 
     _counter: TokenCounter | None = field(default=None, init=False, repr=False, compare=False)
+    _retriever_warm: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.relevance_threshold <= 1.0:
@@ -211,6 +212,20 @@ class Context:
             self.tool_executor = ContractToolExecutor(
                 self.tool_registry, self.tool_allow_list, max_calls_per_turn=self.max_tool_calls_per_turn
             )
+
+    def warm_retriever(self) -> None:
+        """Call the retriever's `warm_up()` (Haystack convention: load models, idempotent) once.
+
+        Loading a model is start-up work, not a query: it runs before the retrieve deadline starts
+        (`retrieve_timeout_s`), so a cold start is not reported as a retriever timeout. A
+        retriever without `warm_up` is left alone; one whose warm-up raises fails its query instead.
+        """
+        if self._retriever_warm or self.retriever is None:
+            return
+        warm_up = getattr(self.retriever, "warm_up", None)
+        if callable(warm_up):
+            warm_up()
+        self._retriever_warm = True
 
     @property
     def offered_allow_list(self) -> tuple[str, ...]:

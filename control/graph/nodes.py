@@ -166,12 +166,18 @@ def _rewrite(
 def search(ctx: Context, queries: Sequence[str], top_k: int) -> tuple[list[Evidence], str | None]:
     """Run every query against the retriever; return merged evidence and the error, if all failed.
 
-    All queries share one deadline, `ctx.retrieve_timeout_s`: a query that would wait past it fails
+    The retriever is warmed up first (`Context.warm_retriever`: model loading, once, outside the
+    deadline). All queries share one deadline, `ctx.retrieve_timeout_s`: a query that would wait past it fails
     with a `TimeoutError` (the retriever call is abandoned, not killed), so the step never hangs.
     """
     retriever = ctx.retriever
     if retriever is None:
         return [], "no retriever configured"
+    try:
+        ctx.warm_retriever()
+    except Exception as exc:
+        logger.warning("retriever warm-up failed: %s", exc)
+        return [], describe_failure(exc)
     found: list[Evidence] = []
     errors: list[str] = []
     deadline = time.monotonic() + ctx.retrieve_timeout_s
