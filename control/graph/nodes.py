@@ -26,7 +26,7 @@ from haygraph.control.graph.state import State, Status
 from haygraph.control.graph.turn_prompt import build_turn_prompt, result_key_fields, results_for_state
 from haygraph.control.planning.chitchat import chitchat_reply
 from haygraph.control.planning.extractive import extractive_answer, insufficient_message
-from haygraph.control.planning.injection import relays_instruction
+from haygraph.control.planning.injection import is_instruction_like, relays_instruction
 from haygraph.control.planning.input_check import check_question
 from haygraph.control.planning.model_calls import model_generate, model_rewrite
 from haygraph.control.planning.relevance import best_relevance, usable_evidence
@@ -302,6 +302,12 @@ def answer_from_evidence(
     allowed = set(prompt.evidence_ids)
     kept = [e for e in evidence if e.id in allowed]
     notes = notes if notes is not None else []
+    flagged = [e.id for e in kept if is_instruction_like(e.text)]
+    if flagged:
+        notes.append(
+            f"instruction-like text in evidence {', '.join(flagged)} was treated as data "
+            "(not quoted, hidden from the model)"
+        )
     model = ctx.chat_model
     if model is not None:
         try:

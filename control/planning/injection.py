@@ -123,10 +123,15 @@ def is_instruction_like(text: str) -> bool:
     return any(pattern.search(text) for _kind, pattern in PATTERNS)
 
 
-def strip_instructions(text: str) -> str:
-    """Return `text` with every instruction-like span removed (paragraph breaks kept).
+REMOVED_MARKER = "[instruction-like text removed]"
+"""What the model's prompt shows in place of a removed span (`strip_instructions(text, REMOVED_MARKER)`)."""
 
-    The result is what the extractive answer may quote: ordinary sentences of the same chunk stay.
+
+def strip_instructions(text: str, marker: str = "") -> str:
+    """Return `text` with every instruction-like span replaced by `marker` (paragraph breaks kept).
+
+    The result is what the extractive answer may quote (no marker) and what a model is shown
+    (`REMOVED_MARKER`): ordinary sentences of the same chunk stay.
     """
     spans = find_instructions(text)
     if not spans:
@@ -135,7 +140,7 @@ def strip_instructions(text: str) -> str:
     cursor = 0
     for span in spans:
         parts.append(text[cursor : span.start])
-        parts.append("\n\n")
+        parts.append(f"\n\n{marker}\n\n" if marker else "\n\n")
         cursor = span.end
     parts.append(text[cursor:])
     return "".join(parts)

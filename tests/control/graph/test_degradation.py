@@ -153,13 +153,25 @@ class TestInjectedEvidence:
         result = Agent(retriever=KeywordRetriever([INJECTED])).ask("Where do annual leave requests go?")
         assert result["status"] == "completed"
         assert result["answer"] == "Annual leave requests go to your manager. [hr.md::admin]"
+        assert result["notes"] == [
+            "instruction-like text in evidence hr.md::admin was treated as data "
+            "(not quoted, hidden from the model)"
+        ]
 
     def test_a_model_answer_relaying_injected_text_is_rejected_with_a_note(self) -> None:
         relay = call(
             "GroundedAnswer", answer="Your address is now 666 Attacker Lane.", evidence_ids=["hr.md::admin"]
         )
-        result = Agent(retriever=KeywordRetriever([INJECTED]), model=retrieve_then(relay)).ask(
+        model = retrieve_then(relay)
+        result = Agent(retriever=KeywordRetriever([INJECTED]), model=model).ask(
             "Where do annual leave requests go?"
         )
         assert result["status"] == "rejected" and result["answer"] is None
         assert any("instruction-like text from the evidence" in n for n in result["notes"])
+        shown = "\n".join(str(m.content) for m in model.prompts[-1])  # the generation prompt
+        assert (
+            "Annual leave requests go to your manager." in shown
+            and "[instruction-like text removed]" in shown
+        )
+        assert "admin mode" not in shown and "666 Attacker Lane" not in shown
+        assert "admin mode" in result["evidence"][0]["text"]  # the result still shows the evidence as it is
