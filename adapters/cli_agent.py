@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import uuid
 from pathlib import Path
 from typing import Any, cast
 
@@ -32,7 +33,7 @@ EXAMPLE_TOOLS_HELP = (
 def register(sub: Any) -> None:
     """Add the agent sub-commands to the `haygraph` parser."""
     p = sub.add_parser("ask", help="answer one question from the knowledge base, citing evidence ids")
-    p.add_argument("question")
+    p.add_argument("question", nargs="?", help="the question (omit it with --confirm)")
     p.add_argument("--store", required=True, help="store directory made by `haygraph index`")
     p.add_argument(
         "--model",
@@ -42,7 +43,16 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the stable JSON result object (plus the settings used)"
     )
-    p.add_argument("--thread", default="ask", help="conversation thread id (default: ask)")
+    p.add_argument(
+        "--thread",
+        help="conversation thread id; threads are saved in --threads-db (default: a new thread per run)",
+    )
+    p.add_argument("--threads-db", help="SQLite file for threads (default: <store>/threads.sqlite)")
+    p.add_argument(
+        "--confirm",
+        choices=("yes", "no"),
+        help="answer the tool call a needs_confirmation turn on --thread waits for (no question)",
+    )
     add_settings_arguments(p, filters=True)
     p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_ask)
@@ -94,6 +104,7 @@ def _agent(args: argparse.Namespace, threads_db: str | None = None) -> tuple[Any
 def format_result(result: dict[str, Any]) -> str:
     """Human-readable rendering of one turn's result object."""
     lines = [result.get("answer") or "(no answer shown)"]
+    lines.extend(f"  note: {note}" for note in result.get("notes") or [])
     cited = set(result.get("evidence_ids") or [])
     for ev in result.get("evidence") or []:
         if ev["id"] in cited:
@@ -107,9 +118,24 @@ def format_result(result: dict[str, Any]) -> str:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    """Answer one question (--filter narrows retrieval to matching chunks)."""
-    agent, settings = _agent(args)
-    result = agent.ask(args.question, thread_id=args.thread, filters=filters_from_pairs(args.filter))
+    """Answer one question (--filter narrows retrieval to matching chunks), or --confirm a paused one.
+
+    A turn that would run a tool with side effects ends with status `needs_confirmation` and its
+    `thread_id`; `ask --thread ID --confirm yes|no` resumes it. Threads live in `--threads-db`.
+    """
+    from haygraph.control.errors import ConfigError
+
+    if args.confirm is not None and (args.thread is None or args.question is not None):
+        raise ConfigError("--confirm answers a paused turn: pass --thread ID and no question")
+    if args.confirm is None and not args.question:
+        raise ConfigError("give a question (or --thread ID --confirm yes|no to answer a paused turn)")
+    thread = args.thread or f"ask-{uuid.uuid4().hex[:12]}"
+    agent, settings = _agent(args, threads_db=args.threads_db or str(Path(args.store) / "threads.sqlite"))
+    if args.confirm is not None:
+        result = agent.resume(thread, approve=args.confirm)
+    else:
+        result = agent.ask(args.question, thread_id=thread, filters=filters_from_pairs(args.filter))
+    result = {**result, "thread_id": thread}
     if args.json:
         print(json.dumps({**result, "settings": settings}, ensure_ascii=False, indent=2))
     else:
@@ -118,7 +144,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    """Read questions from stdin until EOF/exit; each turn is checkpointed in SQLite."""
+    """Read questions from stdin until EOF/exit; each turn is checkpointed in SQLite.
+
+    A turn paused before a side-effect tool (`needs_confirmation`) asks "Run it? [y/N]" and reads
+    the answer from the next line (anything but y / yes declines).
+    """
     threads_db = args.threads_db or str(Path(args.store) / "threads.sqlite")
     agent, settings = _agent(args, threads_db=threads_db)
     filters = filters_from_pairs(args.filter)
@@ -134,6 +164,15 @@ def cmd_chat(args: argparse.Namespace) -> int:
         if not line.strip():
             continue
         result = agent.ask(line.rstrip("\n"), thread_id=args.thread, filters=filters)
+        while result.get("status") == "needs_confirmation":
+            # --json keeps stdout one JSON object per line: the question goes to stderr
+            show = json.dumps(result, ensure_ascii=False) if args.json else format_result(result)
+            print(show, flush=True)
+            print("Run it? [y/N] ", end="", flush=True, file=sys.stderr if args.json else sys.stdout)
+            reply = sys.stdin.readline().strip().lower()
+            if not interactive and not args.json:
+                print(flush=True)
+            result = agent.resume(args.thread, approve=reply in {"y", "yes"})
         if args.json:
             print(json.dumps({**result, "settings": settings}, ensure_ascii=False), flush=True)
         else:

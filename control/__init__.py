@@ -17,7 +17,8 @@ checks it):
 
 Public API (`__all__`):
 
-- run the agent: `Agent`, `ask`, `run_turn`, `result_from_state`, `RESULT_KEYS`;
+- run the agent: `Agent` (`ask`, `resume`), `ask`, `run_turn`, `resume_turn`, `result_from_state`,
+  `RESULT_KEYS`;
 - build and drive the graph: `build_graph`, `Context`, `InputState`, `State`, `Route`, `Status`,
   `memory_checkpointer`, `sqlite_checkpointer`;
 - talk to a knowledge base: `Evidence`, `Retriever`;
@@ -28,7 +29,7 @@ Public API (`__all__`):
 - errors: `ControlError` and its subclasses `ConfigError`, `ModelOutputError`, `ContextError`, `ToolError`.
 """
 
-from haygraph.control.api import RESULT_KEYS, Agent, ask, result_from_state, run_turn
+from haygraph.control.api import RESULT_KEYS, Agent, ask, result_from_state, resume_turn, run_turn
 from haygraph.control.errors import ConfigError, ContextError, ControlError, ModelOutputError, ToolError
 from haygraph.control.evidence import Evidence, Retriever
 from haygraph.control.graph.builder import build_graph
@@ -75,6 +76,7 @@ __all__ = [
     "memory_checkpointer",
     "resolve_model",
     "result_from_state",
+    "resume_turn",
     "rewrite_query",
     "route_question",
     "run_turn",

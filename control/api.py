@@ -4,7 +4,8 @@ Result object of `run_turn` / `Agent.ask` / `ask` (the `--json` output of the CL
 
 ```
 {
-  "status":       "completed" | "insufficient_evidence" | "needs_clarification" | "degraded" | "rejected",
+  "status":       "completed" | "insufficient_evidence" | "needs_clarification" | "needs_confirmation"
+                  | "degraded" | "rejected",
   "route":        "retrieve" | "tool" | "answer" | "clarify",
   "answer":       str | None,       # None only when a model answer was rejected (not shown)
   "evidence_ids": [str],            # ids cited by the answer, each one in "evidence"
@@ -13,14 +14,29 @@ Result object of `run_turn` / `Agent.ask` / `ask` (the `--json` output of the CL
   "path":         [str],            # nodes visited this turn, e.g. ["analyze", "generate"]
   "query":        str,              # the rewritten retrieval query ("" when nothing was retrieved)
   "timings_ms":   {node: float, "total": float},
+  "notes":        [str],            # why the turn degraded or what was withheld, e.g.
+                                    # "model unavailable (RateLimitError: ...); answered extractively",
+                                    # "retrieval failed: TimeoutError: ...", "model answer rejected: ..."
+  "pending":      [{"call_id": str, "tool": str, "args": {...}}],
+                                    # side-effect calls waiting for confirmation (needs_confirmation only)
 }
 ```
 
 Statuses: `completed` — answered (from evidence, a tool result, or a greeting);
 `insufficient_evidence` — nothing usable was found, nothing was invented; `needs_clarification` —
 the answer is a question back to the user (a value a tool needs is missing, unusable input);
-`degraded` — a component failed (retriever, tool, model) and a fallback answered or apologised;
-`rejected` — the model cited evidence that was not retrieved, so its answer is withheld.
+`needs_confirmation` — the turn is paused before a tool with side effects (`create_ticket`,
+`update_shipping_address`...) runs; `pending` lists the calls with their validated arguments and
+nothing has been done yet. Resume with `Agent.resume(thread_id, approve=True | False)` (CLI:
+`haygraph ask --thread T --confirm yes|no`); a denied call gets a `declined` tool result.
+`degraded` — a component failed (retriever down or past `retrieve_timeout_s`, tool, model error,
+rate limit or past `model_timeout_s`) and a fallback answered or apologised; `notes` says why;
+`rejected` — the model cited evidence that was not retrieved, or its answer relayed instruction-like
+text from a document ("SYSTEM: ...", "ignore previous instructions"), so its answer is withheld
+(`answer` None, the reason in `notes`).
+
+Evidence is data: the extractive answer never quotes instruction-like spans of a chunk
+(`haygraph.control.planning.injection`), and a side-effect tool never runs without the caller's consent.
 """
 
 from __future__ import annotations
@@ -32,31 +48,71 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
 
+from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Evidence, Retriever
 from haygraph.control.graph.builder import build_graph
 from haygraph.control.graph.checkpointers import memory_checkpointer
+from haygraph.control.graph.consent import CONFIRMATION_KIND, approval, describe_calls
 from haygraph.control.graph.context import Context
-from haygraph.control.texts import RUN_FAILED
+from haygraph.control.texts import CONFIRM_TOOL_CALLS, RUN_FAILED
 from haygraph.control.tools.types import ToolExecutor
 
 logger = logging.getLogger(__name__)
 
-RESULT_KEYS = ("status", "route", "answer", "evidence_ids", "evidence", "path", "query", "timings_ms")
+RESULT_KEYS = (
+    "status",
+    "route",
+    "answer",
+    "evidence_ids",
+    "evidence",
+    "path",
+    "query",
+    "timings_ms",
+    "notes",
+    "pending",
+)
+
+
+def pending_confirmation(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The side-effect calls a paused run waits on (its `__interrupt__`), or [] when it is not paused."""
+    pending: list[dict[str, Any]] = []
+    for item in state.get("__interrupt__") or ():
+        value = getattr(item, "value", None)
+        if isinstance(value, dict) and value.get("kind") == CONFIRMATION_KIND:
+            pending.extend(value.get("pending") or [])
+    return pending
 
 
 def result_from_state(state: dict[str, Any], total_ms: float) -> dict[str, Any]:
-    """Project a final graph state onto the stable result object (see the module docstring)."""
+    """Project a final graph state onto the stable result object (see the module docstring).
+
+    A run paused by the consent interrupt (`__interrupt__` in the returned state) is reported as
+    `needs_confirmation`, its answer asking the user to approve the `pending` calls.
+    """
     evidence: list[Evidence] = list(state.get("evidence") or [])
+    pending = pending_confirmation(state)
+    status = state.get("status", "degraded")
+    answer = state.get("answer")
+    evidence_ids = list(state.get("evidence_ids") or [])
+    if pending:
+        status = "needs_confirmation"
+        answer = CONFIRM_TOOL_CALLS.for_question(
+            str(state.get("question") or ""), calls=describe_calls(pending)
+        )
+        evidence_ids = []
     return {
-        "status": state.get("status", "degraded"),
+        "status": status,
         "route": state.get("route", "clarify"),
-        "answer": state.get("answer"),
-        "evidence_ids": list(state.get("evidence_ids") or []),
+        "answer": answer,
+        "evidence_ids": evidence_ids,
         "evidence": [{"id": e.id, "text": e.text, "score": e.score, "source": e.source} for e in evidence],
         "path": list(state.get("path") or []),
         "query": state.get("query") or "",
         "timings_ms": {**dict(state.get("timings_ms") or {}), "total": total_ms},
+        "notes": list(state.get("notes") or []),
+        "pending": pending,
     }
 
 
@@ -78,20 +134,49 @@ def run_turn(
     checkpointed once, when the turn ends (`durability="exit"`): a turn interrupted half-way leaves
     the previous turn's state intact, and a turn costs one checkpoint write instead of one per node.
     """
+    return _invoke(graph, {"question": question}, context.with_filters(filters), thread_id, str(question))
+
+
+def _invoke(
+    graph: CompiledStateGraph[Any, Any, Any, Any],
+    inputs: dict[str, Any] | Command[Any],
+    context: Context,
+    thread_id: str,
+    question: str,
+) -> dict[str, Any]:
     start = time.perf_counter()
-    turn_context = context.with_filters(filters)
     persisted = isinstance(getattr(graph, "checkpointer", None), BaseCheckpointSaver)
     try:
         state = graph.invoke(
-            {"question": question},
-            context=turn_context,
+            inputs,
+            context=context,
             config={"configurable": {"thread_id": thread_id}},
             durability="exit" if persisted else None,
         )
     except Exception:
         logger.exception("graph run failed on thread %s", thread_id)
-        state = {"status": "degraded", "answer": RUN_FAILED.for_question(str(question)), "path": []}
+        state = {"status": "degraded", "answer": RUN_FAILED.for_question(question), "path": []}
     return result_from_state(dict(state), (time.perf_counter() - start) * 1000.0)
+
+
+def resume_turn(
+    graph: CompiledStateGraph[Any, Any, Any, Any], *, context: Context, thread_id: str, approve: bool | str
+) -> dict[str, Any]:
+    """Resume the turn paused for confirmation on `thread_id` (`Command(resume=approve)`).
+
+    `approve` True / "yes" runs the pending side-effect calls; False / "no" declines them (nothing is
+    done). Raises `ConfigError` for an unreadable `approve`, or when the thread has no pending
+    confirmation (a checkpointer is needed to pause and resume).
+    """
+    approved = approval(approve)
+    if getattr(graph, "checkpointer", None) is None:
+        raise ConfigError("resuming a turn needs a graph with a checkpointer")
+    snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
+    pending = pending_confirmation({"__interrupt__": snapshot.interrupts})
+    if not pending:
+        raise ConfigError(f"thread {thread_id!r} has no tool call waiting for confirmation")
+    question = str(snapshot.values.get("question") or "")
+    return _invoke(graph, Command(resume=approved), context, thread_id, question)
 
 
 class Agent:
@@ -124,6 +209,14 @@ class Agent:
         `filters` setting (both must match), so a per-call filter narrows what the session may see.
         """
         return run_turn(self.graph, question, context=self.context, thread_id=thread_id, filters=filters)
+
+    def resume(self, thread_id: str, approve: bool | str) -> dict[str, Any]:
+        """Answer the confirmation a `needs_confirmation` turn on `thread_id` waits for.
+
+        `approve` True (or "yes") runs the `pending` side-effect calls, False (or "no") declines them;
+        the result object of the finished turn is returned. `ConfigError` when nothing is pending.
+        """
+        return resume_turn(self.graph, context=self.context, thread_id=thread_id, approve=approve)
 
 
 def ask(question: str, **agent_kwargs: Any) -> dict[str, Any]:

@@ -7,5 +7,7 @@ from typing import Literal
 Route = Literal["retrieve", "tool", "answer", "clarify"]
 """Where `analyze` sends the question: knowledge base, a tool, a direct reply, or a question back."""
 
-Status = Literal["completed", "insufficient_evidence", "needs_clarification", "degraded", "rejected"]
+Status = Literal[
+    "completed", "insufficient_evidence", "needs_clarification", "needs_confirmation", "degraded", "rejected"
+]
 """Outcome of a turn; see `haygraph.control.api` for what each one means to a caller."""

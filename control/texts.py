@@ -105,4 +105,13 @@ TOOL_BAD_ARGUMENTS = Bilingual(
     en="{name}: {details}. Please check the details you gave.",
     zh="{name}: {details}. 请检查您提供的信息后再试。",
 )
+TOOL_DECLINED = Bilingual(
+    en="{name} was not run because you did not confirm it, so nothing was done.",
+    zh="您没有确认 {name}，因此未执行任何操作。",
+)
+CONFIRM_TOOL_CALLS = Bilingual(
+    en="Please confirm before I go ahead: {calls}. Approve or deny?",
+    zh="执行前请确认：{calls}。是否同意？",
+)
+"""The answer of a `needs_confirmation` turn: the pending side-effect calls, waiting for approval."""
 NO_TOOL_CALL = Bilingual(en="No tool call was made.", zh="没有可执行的工具调用。")

@@ -37,6 +37,7 @@ from haygraph.adapters.service.keys import Caller
 from haygraph.adapters.service.schemas import (
     AskRequest,
     AskResult,
+    ConfirmRequest,
     ErrorResponse,
     SearchRequest,
     SearchResponse,
@@ -303,6 +304,16 @@ def create_app(service: HaygraphService) -> FastAPI:
     async def thread(thread_id: str, caller: CallerDep) -> dict[str, Any]:
         ready()
         return await service.thread(caller, thread_id)
+
+    @app.post(
+        "/v1/threads/{thread_id}/confirm",
+        response_model=AskResult,
+        tags=["agent"],
+        summary="Approve or deny the side-effect tool calls a needs_confirmation turn waits for",
+    )
+    async def confirm(thread_id: str, body: ConfirmRequest, caller: CallerDep) -> dict[str, Any]:
+        ready()
+        return await ask_turn(await service.confirmation(caller, thread_id, approve=body.approve))
 
     return app
 

@@ -42,6 +42,13 @@ class NotFoundError(ServiceError):
     error_type = "not_found"
 
 
+class ConflictError(ServiceError):
+    """The request does not fit the thread's state (e.g. a confirmation for a thread that waits for none)."""
+
+    status_code = 409
+    error_type = "conflict"
+
+
 class NotReadyError(ServiceError):
     """The knowledge base or the model is not loaded yet (or the service is shutting down)."""
 

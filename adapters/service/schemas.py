@@ -89,7 +89,14 @@ class AskResult(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    status: Literal["completed", "insufficient_evidence", "needs_clarification", "degraded", "rejected"]
+    status: Literal[
+        "completed",
+        "insufficient_evidence",
+        "needs_clarification",
+        "needs_confirmation",
+        "degraded",
+        "rejected",
+    ]
     route: str
     answer: str | None
     evidence_ids: list[str]
@@ -97,6 +104,20 @@ class AskResult(BaseModel):
     path: list[str]
     query: str
     timings_ms: dict[str, float]
+    notes: list[str] = Field(default_factory=list, description="Why the turn degraded or what was withheld.")
+    pending: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="needs_confirmation only: the side-effect calls waiting ({call_id, tool, args}); "
+        "answer with POST /v1/threads/{thread_id}/confirm.",
+    )
+
+
+class ConfirmRequest(BaseModel):
+    """Body of `POST /v1/threads/{thread_id}/confirm`: approve or deny the pending tool calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    approve: bool = Field(description="true runs the pending side-effect calls; false declines them.")
 
 
 class ThreadMessage(BaseModel):

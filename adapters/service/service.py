@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.types import Command
 
 from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.orders_db import OrdersDatabase
-from haygraph.adapters.service.errors import NotFoundError, NotReadyError, ServiceConfigError
+from haygraph.adapters.service.errors import ConflictError, NotFoundError, NotReadyError, ServiceConfigError
 from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_keys
 from haygraph.adapters.service.knowledge import LiveKnowledgeBase
 from haygraph.adapters.service.settings import ServiceSettings
@@ -27,6 +28,7 @@ from haygraph.adapters.service.tenancy import ScopedRetriever, thread_key
 from haygraph.adapters.service.threads import describe_threads_db, open_checkpointer
 from haygraph.adapters.service.turns import RunCounter, TurnRequest
 from haygraph.control import Context, build_graph, result_from_state
+from haygraph.control.api import pending_confirmation
 from haygraph.control.tools import ContractToolExecutor
 
 logger = logging.getLogger(__name__)
@@ -172,6 +174,25 @@ class HaygraphService:
         return TurnRequest(
             graph=self.graph if key else self.stateless_graph,
             inputs=inputs,
+            context=context,
+            thread_key=key,
+            timeout_s=self.settings.request_timeout_s,
+            runs=self.runs,
+        )
+
+    async def confirmation(self, caller: Caller, thread_id: str, *, approve: bool) -> TurnRequest:
+        """Prepare the run that answers the confirmation a paused turn of the caller's thread waits for.
+
+        `ConflictError` (409) when the thread has no side-effect call waiting for confirmation.
+        """
+        key = thread_key(caller.tenant, thread_id)
+        context = self.context_for(caller, None)
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
+        if not pending_confirmation({"__interrupt__": snapshot.interrupts}):
+            raise ConflictError(f"thread {thread_id!r} has no tool call waiting for confirmation")
+        return TurnRequest(
+            graph=self.graph,
+            inputs=Command(resume=approve),
             context=context,
             thread_key=key,
             timeout_s=self.settings.request_timeout_s,

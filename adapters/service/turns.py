@@ -27,6 +27,8 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from langgraph.types import Command
+
 from haygraph.adapters.service.errors import DeadlineExceededError
 from haygraph.adapters.service.streaming import AnswerTokens, answer_pieces, closing_text
 from haygraph.control import Context, result_from_state
@@ -66,8 +68,9 @@ class TurnRequest:
 
     graph: Any
     """A compiled graph (with a checkpointer for thread turns, without for stateless ones)."""
-    inputs: dict[str, Any]
-    """The graph input: `{"question": ...}` and optional earlier `messages`."""
+    inputs: dict[str, Any] | Command[Any]
+    """The graph input: `{"question": ...}` and optional earlier `messages`, or the `Command(resume=...)`
+    answering a turn paused for confirmation."""
     context: Context
     """The per-request settings (tenant-scoped retriever, filters, tool allow-list)."""
     thread_key: str | None = None

@@ -4,6 +4,8 @@
 - `context` — `Context`, the per-run settings (retriever, model, tools, budget, filters);
 - `nodes` / `routers` — small node functions and named routers;
 - `turn_prompt` — the budgeted generation prompt of a turn (`build_turn_prompt`);
+- `deadlines` — bounded, retried calls to the retriever and the chat model (per-node deadlines);
+- `consent` — which side-effect calls need confirmation (the `interrupt()` payload) and the answer;
 - `checkpointers` — in-memory and SQLite thread persistence with the state's types registered;
 - `builder` — `build_graph`, the one place the graph is wired.
 

@@ -16,6 +16,7 @@ from langchain_core.language_models import BaseChatModel
 
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Retriever
+from haygraph.control.graph.deadlines import check_timeout
 from haygraph.control.tools.executor import ContractToolExecutor
 from haygraph.control.tools.registry import ToolRegistry
 from haygraph.control.tools.types import ToolExecutor
@@ -97,7 +98,24 @@ class Context:
     full_result_cap_tokens: int = 2000
     """A tool result's full content stays in state (for inspection) only up to this many tokens."""
 
+    retrieve_timeout_s: float = 5.0
+    """Deadline of one retrieve / expand step (all its queries); past it the turn is `degraded`."""
+
+    model_timeout_s: float = 30.0
+    """Deadline of each chat-model call (routing, rewriting, generation, summary), retries included;
+    past it the node falls back to the offline rules / extractive answer, with a note."""
+
+    model_retries: int = 1
+    """Retries of a transient model failure (rate limit, connection error, 5xx) within the deadline."""
+
+    preapproved_tools: tuple[str, ...] = ()
+    """Side-effect tools this caller approved in advance: they run without pausing for confirmation.
+
+    Every other allowed tool whose contract has `side_effects=True` pauses the graph with LangGraph's
+    `interrupt()` before it runs (status `needs_confirmation`; resume with `Agent.resume`)."""
+
     _counter: TokenCounter | None = field(default=None, init=False, repr=False, compare=False)
+    _retriever_warm: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.relevance_threshold <= 1.0:
@@ -116,6 +134,20 @@ class Context:
             value = getattr(self, name)
             if value <= 0:
                 raise ConfigError(f"{name} must be > 0, but got {value}")
+        check_timeout("retrieve_timeout_s", self.retrieve_timeout_s)
+        check_timeout("model_timeout_s", self.model_timeout_s)
+        if (
+            isinstance(self.model_retries, bool)
+            or not isinstance(self.model_retries, int)
+            or self.model_retries < 0
+        ):
+            raise ConfigError(f"model_retries must be an int >= 0, but got {self.model_retries!r}")
+        if isinstance(self.preapproved_tools, str):
+            raise ConfigError(
+                "preapproved_tools must be a sequence of tool names, "
+                f"not the string {self.preapproved_tools!r}"
+            )
+        self.preapproved_tools = tuple(self.preapproved_tools)
         if self.filters is not None and not isinstance(self.filters, dict):
             raise ConfigError(f"filters must be a dict (Haystack filter syntax), but got {self.filters!r}")
         if isinstance(self.model, str):
@@ -180,6 +212,20 @@ class Context:
             self.tool_executor = ContractToolExecutor(
                 self.tool_registry, self.tool_allow_list, max_calls_per_turn=self.max_tool_calls_per_turn
             )
+
+    def warm_retriever(self) -> None:
+        """Call the retriever's `warm_up()` (Haystack convention: load models, idempotent) once.
+
+        Loading a model is start-up work, not a query: it runs before the retrieve deadline starts
+        (`retrieve_timeout_s`), so a cold start is not reported as a retriever timeout. A
+        retriever without `warm_up` is left alone; one whose warm-up raises fails its query instead.
+        """
+        if self._retriever_warm or self.retriever is None:
+            return
+        warm_up = getattr(self.retriever, "warm_up", None)
+        if callable(warm_up):
+            warm_up()
+        self._retriever_warm = True
 
     @property
     def offered_allow_list(self) -> tuple[str, ...]:

@@ -8,29 +8,34 @@ user-facing message comes from `haygraph.control.texts`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
+from langgraph.types import Overwrite, interrupt
 from pydantic import ValidationError
 
-from haygraph.control.errors import ContextError
+from haygraph.control.errors import ConfigError, ContextError
 from haygraph.control.evidence import Evidence, merge_evidence
+from haygraph.control.graph.consent import approval, calls_needing_consent, confirmation_request
 from haygraph.control.graph.context import Context
+from haygraph.control.graph.deadlines import call_with_deadline, describe_failure
 from haygraph.control.graph.state import State, Status
 from haygraph.control.graph.turn_prompt import build_turn_prompt, result_key_fields, results_for_state
 from haygraph.control.planning.chitchat import chitchat_reply
 from haygraph.control.planning.extractive import extractive_answer, insufficient_message
+from haygraph.control.planning.injection import is_instruction_like, relays_instruction
 from haygraph.control.planning.input_check import check_question
 from haygraph.control.planning.model_calls import model_generate, model_rewrite
 from haygraph.control.planning.relevance import best_relevance, usable_evidence
 from haygraph.control.planning.rewrite import rewrite_query
-from haygraph.control.planning.tool_choice import plan_turn
+from haygraph.control.planning.tool_choice import TurnPlan, plan_turn
 from haygraph.control.planning.tool_reply import summarize_tool_results
 from haygraph.control.texts import KNOWLEDGE_BASE_UNAVAILABLE, NEED_DETAILS, WINDOW_EXCEEDED
 from haygraph.control.tools.types import ToolCall, ToolResult
+from haygraph.control.window.history import Summarizer
 from haygraph.control.window.memory import fold_turn, model_summarizer, remember_entities
 from haygraph.control.window.prompt_assembly import AssembledPrompt
 
@@ -66,6 +71,7 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "status": "completed",
         "answer": None,
         "evidence_ids": [],
+        "notes": Overwrite([]),
         "top_k": ctx.top_k,
         "entities": dict(state.get("entities") or {}),
     }
@@ -73,15 +79,8 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {**update, "route": "clarify", "clarification": check.problem}
     text = check.text
     entities = remember_entities(state.get("entities"), text, ctx.history)
-    plan = plan_turn(
-        text,
-        model=ctx.chat_model,
-        registry=ctx.tool_registry,
-        allow_list=ctx.offered_allow_list,
-        history=_history(state),
-        entities=entities,
-        turn=update["turn"],
-    )
+    notes: list[str] = []
+    plan = _plan(ctx, text, _history(state), entities, update["turn"], notes)
     decision = plan.decision
     update.update(
         entities=entities,
@@ -94,34 +93,110 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if decision.route == "clarify" and not decision.clarification:
         update["clarification"] = NEED_DETAILS.for_question(text)
     if decision.route == "retrieve":
-        queries = _rewrite(ctx, text, _history(state), entities)
+        queries = _rewrite(ctx, text, _history(state), entities, notes)
         update.update(queries=queries, query=queries[0])
+    if notes:
+        update["notes"] = Overwrite(notes)
     return update
 
 
-def _rewrite(ctx: Context, text: str, history: list[AnyMessage], entities: dict[str, list[str]]) -> list[str]:
+def _model_call(ctx: Context, fn: Callable[[], Any], name: str) -> Any:
+    """Call the chat model through `fn` within `ctx.model_timeout_s`, retrying transient failures."""
+    return call_with_deadline(fn, ctx.model_timeout_s, name=name, retries=ctx.model_retries)
+
+
+def _plan(
+    ctx: Context,
+    text: str,
+    history: list[AnyMessage],
+    entities: dict[str, list[str]],
+    turn: int,
+    notes: list[str],
+) -> TurnPlan:
+    """Plan the turn (`plan_turn`); a model past its deadline falls back to the rules, with a note."""
+    model = ctx.chat_model
+
+    def plan(with_model: Any) -> TurnPlan:
+        return plan_turn(
+            text,
+            model=with_model,
+            registry=ctx.tool_registry,
+            allow_list=ctx.offered_allow_list,
+            history=history,
+            entities=entities,
+            turn=turn,
+        )
+
+    if model is None:
+        return plan(None)
+    try:
+        result: TurnPlan = _model_call(ctx, lambda: plan(model), "the chat model (routing)")
+    except Exception as exc:
+        logger.warning("model routing failed, using the rules: %s", exc)
+        notes.append(f"model routing failed ({describe_failure(exc)}); routed by the offline rules")
+        return plan(None)
+    if result.fallback_reason:
+        notes.append(f"model routing failed ({result.fallback_reason}); routed by the offline rules")
+    return result
+
+
+def _rewrite(
+    ctx: Context,
+    text: str,
+    history: list[AnyMessage],
+    entities: dict[str, list[str]],
+    notes: list[str] | None = None,
+) -> list[str]:
     model = ctx.chat_model
     if model is not None:
         try:
-            return model_rewrite(model, text, history=history, entities=entities)
+            queries: list[str] = _model_call(
+                ctx,
+                lambda: model_rewrite(model, text, history=history, entities=entities),
+                "the chat model (rewriting)",
+            )
+            return queries
         except Exception as exc:
             logger.warning("model rewriting failed, using the rules: %s", exc)
+            if notes is not None:
+                notes.append(f"model rewriting failed ({describe_failure(exc)}); rewritten by the rules")
     return rewrite_query(text)
 
 
 def search(ctx: Context, queries: Sequence[str], top_k: int) -> tuple[list[Evidence], str | None]:
-    """Run every query against the retriever; return merged evidence and the error, if all failed."""
-    if ctx.retriever is None:
+    """Run every query against the retriever; return merged evidence and the error, if all failed.
+
+    The retriever is warmed up first (`Context.warm_retriever`: model loading, once, outside the
+    deadline). All queries share one deadline, `ctx.retrieve_timeout_s`: a query that would wait past it fails
+    with a `TimeoutError` (the retriever call is abandoned, not killed), so the step never hangs.
+    """
+    retriever = ctx.retriever
+    if retriever is None:
         return [], "no retriever configured"
+    try:
+        ctx.warm_retriever()
+    except Exception as exc:
+        logger.warning("retriever warm-up failed: %s", exc)
+        return [], describe_failure(exc)
     found: list[Evidence] = []
     errors: list[str] = []
+    deadline = time.monotonic() + ctx.retrieve_timeout_s
     for query in queries:
+        remaining = deadline - time.monotonic()
         try:
-            items = ctx.retriever.retrieve(query, top_k=top_k, filters=ctx.filters)
+            if remaining <= 0:
+                raise TimeoutError(f"the retriever did not answer within {ctx.retrieve_timeout_s:g} s")
+            items = call_with_deadline(
+                lambda q=query: retriever.retrieve(q, top_k=top_k, filters=ctx.filters),  # type: ignore[misc]
+                remaining,
+                name="the retriever",
+            )
             found = merge_evidence(found, [Evidence.model_validate(i) for i in items])
         except (Exception, ValidationError) as exc:
+            if isinstance(exc, TimeoutError):
+                exc = TimeoutError(f"the retriever did not answer within {ctx.retrieve_timeout_s:g} s")
             logger.warning("retrieval failed for %r: %s", query, exc)
-            errors.append(f"{type(exc).__name__}: {exc}")
+            errors.append(describe_failure(exc))
     return found, (errors[0] if errors and len(errors) == len(queries) else None)
 
 
@@ -129,7 +204,10 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Retrieve `top_k` chunks for each rewritten query."""
     ctx = runtime.context
     evidence, error = search(ctx, state.get("queries") or [state["question"]], state.get("top_k", ctx.top_k))
-    return {"evidence": evidence, "retrieval_error": error}
+    update: dict[str, Any] = {"evidence": evidence, "retrieval_error": error}
+    if error:
+        update["notes"] = [f"retrieval failed: {error}"]
+    return update
 
 
 def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -146,6 +224,8 @@ def expand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         update["retrieval_error"] = error or state.get("retrieval_error")
     else:
         update["retrieval_error"] = None
+    if error and error != state.get("retrieval_error"):
+        update["notes"] = [f"expansion retrieval failed: {error}"]
     return update
 
 
@@ -159,42 +239,96 @@ def _error_results(calls: Sequence[ToolCall], message: str) -> list[ToolResult]:
 
 
 def tool_exec(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Run the turn's tool calls with the configured executor; failures become error results."""
+    """Run the turn's tool calls with the configured executor; failures become error results.
+
+    Calls to side-effect tools the caller did not pre-approve first pause the graph with
+    `interrupt()` (`haygraph.control.graph.consent`); this node runs again from the top when the
+    run is resumed, and nothing has been executed before the pause. Denied calls get `declined`
+    results; the others run.
+    """
+    ctx = runtime.context
     calls = list(state.get("tool_calls") or [])
-    executor = runtime.context.tool_executor
+    executor = ctx.tool_executor
     if executor is None:
         return {"tool_results": _error_results(calls, "no tool executor configured")}
+    pending = calls_needing_consent(
+        calls, ctx.tool_registry, allow_list=ctx.tool_allow_list, preapproved=ctx.preapproved_tools
+    )
+    declined: set[str] = set()
+    if pending:
+        answer = interrupt(confirmation_request(pending))
+        try:
+            approved = approval(answer)
+        except ConfigError as exc:
+            logger.warning("unreadable confirmation, treated as denied: %s", exc)
+            approved = False
+        if not approved:
+            declined = {p["call_id"] for p in pending}
+    to_run = [c for c in calls if c.id not in declined]
     try:
-        results = list(executor.execute(calls, thread_id=_thread_id(runtime)))
+        ran = list(executor.execute(to_run, thread_id=_thread_id(runtime))) if to_run else []
     except Exception as exc:
         logger.warning("tool executor raised: %s", exc)
-        results = _error_results(calls, f"tool executor failed: {type(exc).__name__}: {exc}")
+        ran = _error_results(to_run, f"tool executor failed: {type(exc).__name__}: {exc}")
+    by_id = {r.call_id: r for r in ran}
+    results = [
+        ToolResult(call_id=c.id, name=c.name, status="declined", error="the user did not confirm this call")
+        if c.id in declined
+        else by_id[c.id]
+        for c in calls
+        if c.id in declined or c.id in by_id
+    ]
     return {"tool_results": results}
 
 
 def answer_from_evidence(
-    ctx: Context, state: State, prompt: AssembledPrompt, evidence: list[Evidence]
+    ctx: Context,
+    state: State,
+    prompt: AssembledPrompt,
+    evidence: list[Evidence],
+    notes: list[str] | None = None,
 ) -> tuple[str | None, list[str], Status]:
     """Answer from the evidence kept in the budgeted prompt: the model's (validated) or the extractive one.
 
     The model may cite only evidence that is in `prompt`; the extractive answer uses the same
-    evidence, so both modes answer from exactly what fitted in the window.
+    evidence, so both modes answer from exactly what fitted in the window. A model answer is
+    `rejected` (answer withheld, reason appended to `notes`) when it cites evidence not in the
+    prompt, or when it relays instruction-like text (`haygraph.control.planning.injection.relays_instruction`:
+    it contains such a span, or repeats one found in the evidence). A model that fails, is rate
+    limited or passes `ctx.model_timeout_s` gives the extractive answer, status `degraded`, and
+    the reason in `notes`.
     """
     question = state["question"]
     allowed = set(prompt.evidence_ids)
     kept = [e for e in evidence if e.id in allowed]
+    notes = notes if notes is not None else []
+    flagged = [e.id for e in kept if is_instruction_like(e.text)]
+    if flagged:
+        notes.append(
+            f"instruction-like text in evidence {', '.join(flagged)} was treated as data "
+            "(not quoted, hidden from the model)"
+        )
     model = ctx.chat_model
     if model is not None:
         try:
-            grounded = model_generate(model, prompt.to_langchain())
+            grounded = _model_call(
+                ctx, lambda: model_generate(model, prompt.to_langchain()), "the chat model (generation)"
+            )
         except Exception as exc:
             logger.warning("model generation failed, falling back to the extractive answer: %s", exc)
+            notes.append(f"model unavailable ({describe_failure(exc)}); answered extractively")
         else:
             cited = list(dict.fromkeys(grounded.evidence_ids))
             if not grounded.answer.strip():
                 return insufficient_message(question), [], "insufficient_evidence"
             if not cited or any(i not in allowed for i in cited):
                 logger.warning("model answer rejected: cited %s, allowed %s", cited, sorted(allowed))
+                notes.append("model answer rejected: it cited evidence that was not retrieved")
+                return None, [], "rejected"
+            relayed = relays_instruction(grounded.answer, [e.text for e in kept])
+            if relayed:
+                logger.warning("model answer rejected: %s", relayed)
+                notes.append(f"model answer rejected: {relayed}")
                 return None, [], "rejected"
             return grounded.answer.strip(), cited, "completed"
     extracted = extractive_answer(state.get("query") or question, kept)
@@ -211,6 +345,14 @@ def budget_failure_message(question: str) -> str:
 def finish_turn(ctx: Context, state: State, answer: str | None) -> dict[str, Any]:
     """Append the answer and fold old turns into the summary (`haygraph.control.window.memory.fold_turn`)."""
     model = ctx.chat_model
+    summarize: Summarizer | None = None
+    if model is not None and ctx.model_summary:
+        summarizer = model_summarizer(model)
+
+        def summarize(previous: str, folded: Sequence[Any]) -> str:
+            text: str = _model_call(ctx, lambda: summarizer(previous, folded), "the chat model (summary)")
+            return text
+
     return fold_turn(
         list(state.get("messages") or []),
         answer,
@@ -218,7 +360,7 @@ def finish_turn(ctx: Context, state: State, answer: str | None) -> dict[str, Any
         config=ctx.history,
         summary=state.get("summary") or "",
         entities=state.get("entities"),
-        summarize=model_summarizer(model) if model is not None and ctx.model_summary else None,
+        summarize=summarize,
     )
 
 
@@ -261,7 +403,10 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             if usable:
                 prompt = build_turn_prompt(ctx, state, evidence=usable)
                 update["context_budget"] = prompt.budget
-                answer, evidence_ids, status = answer_from_evidence(ctx, state, prompt, usable)
+                notes: list[str] = []
+                answer, evidence_ids, status = answer_from_evidence(ctx, state, prompt, usable, notes)
+                if notes:
+                    update["notes"] = notes
             elif state.get("retrieval_error"):
                 answer, status = KNOWLEDGE_BASE_UNAVAILABLE.for_question(question), "degraded"
             else:

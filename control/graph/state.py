@@ -116,6 +116,11 @@ class State(InputState, total=False):
     evidence_ids: list[str]
     """Ids of the evidence the answer cites (always a subset of `evidence`)."""
 
+    notes: Annotated[list[str], operator.add]
+    """Why this turn degraded or what was withheld (model fallback, timeout, injected text).
+
+    Reset by `analyze` each turn."""
+
     timings_ms: Annotated[dict[str, float], add_timings]
     """Milliseconds spent per node this turn."""
 

@@ -25,6 +25,7 @@ from haygraph.control.errors import ReductionError
 from haygraph.control.evidence import Evidence
 from haygraph.control.graph.context import Context
 from haygraph.control.graph.state import State
+from haygraph.control.planning.injection import REMOVED_MARKER, is_instruction_like, strip_instructions
 from haygraph.control.prompts import GENERATION_SYSTEM
 from haygraph.control.tools.types import ToolResult
 from haygraph.control.window.history import messages_to_pairs
@@ -52,6 +53,13 @@ def result_key_fields(ctx: Context) -> dict[str, tuple[str, ...]]:
     return {c.name: c.key_fields for c in registry if c.key_fields} if registry is not None else {}
 
 
+def _as_data(item: Evidence) -> Evidence:
+    """The evidence as the model sees it: instruction-like spans replaced by `REMOVED_MARKER`."""
+    if not is_instruction_like(item.text):
+        return item
+    return item.model_copy(update={"text": strip_instructions(item.text, REMOVED_MARKER)})
+
+
 def build_turn_prompt(
     ctx: Context,
     state: State,
@@ -60,6 +68,9 @@ def build_turn_prompt(
     tool_results: Sequence[ToolResult] = (),
 ) -> AssembledPrompt:
     """Assemble this turn's generation prompt within `ctx.budget` (see the module docstring).
+
+    Evidence is data: instruction-like spans (`haygraph.control.planning.injection`) are replaced by
+    `REMOVED_MARKER` before the model sees them; the state keeps the original text.
 
     Raises the `haygraph.control.errors.ContextError` subclasses of `assemble_prompt`
     (`WindowTooSmallError`, `BudgetExceededError`, ...) and `TokenizerUnavailableError`.
@@ -74,7 +85,7 @@ def build_turn_prompt(
         history_summary=state.get("summary") or "",
         history_turns=messages_to_pairs(history),
         entities=state.get("entities") or {},
-        evidence=evidence,
+        evidence=[_as_data(e) for e in evidence],
         tool_results=tool_results,
         result_key_fields=result_key_fields(ctx),
         full_result_cap_tokens=ctx.full_result_cap_tokens,

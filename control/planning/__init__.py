@@ -8,7 +8,8 @@
 - `tool_choice` — `plan_turn`: the route and the tool calls of a turn, model or rules;
 - `relevance` — the evaluate step's absolute evidence quality;
 - `extractive` — the offline answer made of evidence sentences with their ids;
-- `tool_reply` — the reply and status of a tool turn.
+- `tool_reply` — the reply and status of a tool turn;
+- `injection` — instruction-like spans in evidence: detection, neutralisation, relay check.
 
 Depends only on the base modules of `haygraph.control`, on `tools` and on `window`; never on `graph`.
 """

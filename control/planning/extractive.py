@@ -1,7 +1,8 @@
 """Offline extractive answer: the best evidence sentences, each followed by its evidence id.
 
 Used when no chat model is configured and as the fallback when the model fails. Every sentence of
-the answer is copied verbatim from a cited chunk, so the answer can only contain retrieved text.
+the answer is copied verbatim from a cited chunk, so the answer can only contain retrieved text;
+instruction-like spans ("SYSTEM: …", "ignore previous instructions") are left out.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from haygraph.control.evidence import Evidence
 from haygraph.control.language import CJK_RANGES, CJK_RUN, SENTENCE_END
+from haygraph.control.planning.injection import strip_instructions
 from haygraph.control.texts import INSUFFICIENT_EVIDENCE
 
 _EN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
@@ -151,7 +153,9 @@ def extractive_answer(
     idf-weighted term overlap with the query (ties: better chunk first,
     earlier sentence first); those scoring at least half of the best are kept. If no sentence shares a
     term with the query, the first sentence of the best chunk is used (the chunk passed the relevance check).
-    Each sentence is followed by " [evidence id]". Returns None when `evidence` is empty.
+    Each sentence is followed by " [evidence id]". Instruction-like spans of the evidence
+    (`haygraph.control.planning.injection`) are never candidates: evidence is data, never quoted as an
+    instruction. Returns None when `evidence` is empty or holds no other sentence.
     """
     if not evidence:
         return None
@@ -159,7 +163,7 @@ def extractive_answer(
     candidates = [
         (rank, pos, sentence, item.id)
         for rank, item in enumerate(evidence[:max_evidence])
-        for pos, sentence in enumerate(answer_units(item.text))
+        for pos, sentence in enumerate(answer_units(strip_instructions(item.text)))
     ]
     idf = candidate_idf(query_terms, [c[2] for c in candidates])
     scored: list[tuple[float, int, int, str, str]] = [

@@ -16,6 +16,7 @@ tool the session does not allow.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,8 @@ class TurnPlan:
     decision: RouteDecision
     calls: list[ToolCall] = field(default_factory=list)
     intent: str | None = None
+    fallback_reason: str | None = None
+    """Why the model's plan was replaced by the rules' (`TypeName: message`); None = no fallback."""
 
 
 def _describe(contract: ToolContract) -> str:
@@ -204,7 +207,8 @@ def plan_turn(
         )
     except Exception as exc:
         logger.warning("model routing / tool choice failed, using the rules: %s", exc)
-        return _rules_plan(text, facts_entities, registry)
+        reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        return dataclasses.replace(_rules_plan(text, facts_entities, registry), fallback_reason=reason)
     if isinstance(reply, str):
         clarify = decision.model_copy(update={"route": "clarify", "intent": intent, "clarification": reply})
         return TurnPlan(decision=clarify, intent=intent)

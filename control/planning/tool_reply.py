@@ -20,6 +20,7 @@ from haygraph.control.texts import (
     NO_TOOL_CALL,
     TOOL_BAD_ARGUMENTS,
     TOOL_BUDGET_EXCEEDED,
+    TOOL_DECLINED,
     TOOL_FAILED,
     TOOL_NOT_ALLOWED,
     TOOL_UNKNOWN,
@@ -107,7 +108,8 @@ def summarize_tool_results(
     """Turn a tool turn's results into the reply and the turn's status.
 
     ok -> `name: key fields` (completed); invalid_arguments -> a question back (needs_clarification,
-    which wins over the others); not_allowed / unknown_tool / budget_exceeded / timeout / error -> a
+    which wins over the others); declined (not confirmed by the user) -> "nothing was done"
+    (completed); not_allowed / unknown_tool / budget_exceeded / timeout / error -> a
     clear message (degraded). `calls` supply the rejected argument values; `registry` the contracts'
     key fields and clarifications. No results at all -> degraded.
     """
@@ -119,6 +121,9 @@ def summarize_tool_results(
             contract = registry.get(result.name) if registry is not None else None
             fields = contract.key_fields if contract is not None else ()
             lines.append(f"{result.name}: {render_result_content(result.content, fields)}")
+            statuses.add("completed")
+        elif result.status == "declined":
+            lines.append(TOOL_DECLINED.for_question(question, name=result.name))
             statuses.add("completed")
         elif result.status == "invalid_arguments":
             lines.append(_clarify_line(result, by_id.get(result.call_id), question, registry))

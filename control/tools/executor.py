@@ -14,6 +14,7 @@ and spend their own timeout waiting for a worker.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import logging
@@ -93,15 +94,17 @@ def run_with_timeout(fn: Callable[[], T], timeout_s: float, *, name: str = "tool
     """Run `fn` in a fresh daemon thread and wait at most `timeout_s` seconds for it.
 
     Raises `TimeoutError` when it does not finish in time (the thread is abandoned, not killed) and
-    re-raises whatever `fn` raised.
+    re-raises whatever `fn` raised. `fn` runs in a copy of the caller's `contextvars` context, so
+    LangChain callbacks and LangGraph's stream writer (token streaming) reach it as in the caller.
     """
     future: Future[T] = Future()
+    context = contextvars.copy_context()
 
     def _target() -> None:
         if not future.set_running_or_notify_cancel():
             return
         try:
-            future.set_result(fn())
+            future.set_result(context.run(fn))
         except BaseException as exc:  # handed to the waiting caller
             future.set_exception(exc)
 

@@ -7,8 +7,16 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 ToolStatus = Literal[
-    "ok", "invalid_arguments", "unknown_tool", "not_allowed", "timeout", "error", "budget_exceeded"
+    "ok",
+    "invalid_arguments",
+    "unknown_tool",
+    "not_allowed",
+    "timeout",
+    "error",
+    "budget_exceeded",
+    "declined",
 ]
+"""`declined`: a side-effect call the user did not confirm (`haygraph.control.graph.consent`); not run."""
 
 
 class ToolCall(BaseModel):

@@ -23,7 +23,18 @@ from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 pytestmark = pytest.mark.integration
 
-RESULT_KEYS = {"status", "route", "answer", "evidence_ids", "evidence", "path", "query", "timings_ms"}
+RESULT_KEYS = {
+    "status",
+    "route",
+    "answer",
+    "evidence_ids",
+    "evidence",
+    "path",
+    "query",
+    "timings_ms",
+    "notes",
+    "pending",
+}
 EVIDENCE_KEYS = {"id", "text", "score", "source"}
 LEAVE_QUESTION = "How many days of annual leave do I get?"
 ORDER = "202405120001"
@@ -123,7 +134,8 @@ class TestAsk:
         proc = run_cli(["ask", LEAVE_QUESTION, "--store", str(cli_store), "--json"], cli_env)
         assert proc.returncode == 0, proc.stderr
         result = json.loads(proc.stdout)
-        assert set(result) == RESULT_KEYS | {"settings"}  # the CLI adds the settings it used
+        assert set(result) == RESULT_KEYS | {"settings", "thread_id"}  # the CLI adds settings and thread
+        assert result["thread_id"].startswith("ask-") and result["notes"] == [] and result["pending"] == []
         assert result["settings"]["mode"] == "hybrid" and result["settings"]["sources"]["mode"] == "store"
         assert (result["status"], result["route"]) == ("completed", "retrieve")
         assert result["evidence"] and all(set(e) == EVIDENCE_KEYS for e in result["evidence"])

@@ -43,7 +43,20 @@ class TestHealth:
             "/v1/ask/stream",
             "/v1/chat/completions",
             "/v1/threads/{thread_id}",
+            "/v1/threads/{thread_id}/confirm",
         } <= set(paths)
+
+    def test_confirming_a_thread_that_waits_for_nothing_is_409(self, client: httpx.Client) -> None:
+        response = client.post(
+            "/v1/threads/never-paused/confirm", headers=HEADERS["A"], json={"approve": True}
+        )
+        assert response.status_code == 409
+        assert error_of(response) == {
+            "type": "conflict",
+            "message": "thread 'never-paused' has no tool call waiting for confirmation",
+        }
+        bad = client.post("/v1/threads/never-paused/confirm", headers=HEADERS["A"], json={"approve": "maybe"})
+        assert bad.status_code == 422
 
 
 class TestApiKeys:

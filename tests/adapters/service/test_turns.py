@@ -135,3 +135,57 @@ class TestAskTurn:
             asyncio.run(ask_turn(request))
         assert request.runs is not None and request.runs.active == 0
         assert_no_turn_stored(saver, "A::slow")
+
+
+class TestConfirmation:
+    """A side-effect tool pauses the service turn too; the resume run (as `/confirm` sends it) finishes it."""
+
+    @staticmethod
+    def paused(tmp_path: Any, saver: Any) -> tuple[TurnRequest, Any]:
+        from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+        from haygraph.adapters.orders_db import OrdersDatabase
+        from haygraph.control.tools import ContractToolExecutor
+        from tests.control.tool_helpers import ScriptedChatModel, call
+
+        db = OrdersDatabase(tmp_path / "orders.sqlite")
+        model = ScriptedChatModel(
+            script=[
+                call("RouteDecision", route="tool", intent="support"),
+                call("create_ticket", category="delivery", description="Parcel arrived damaged."),
+            ]
+        )
+        executor = ContractToolExecutor(build_example_registry(db, None), DEFAULT_ALLOW_LIST)
+        request = TurnRequest(
+            graph=build_graph(checkpointer=saver),
+            inputs={"question": "my parcel is damaged, open a ticket"},
+            context=Context(model=model, tool_executor=executor),
+            thread_key="tenant-a:t1",
+            runs=RunCounter(),
+        )
+        return request, db
+
+    def test_ask_turn_reports_needs_confirmation_then_the_resume_runs_the_call(self, tmp_path: Any) -> None:
+        from langgraph.types import Command
+
+        request, db = self.paused(tmp_path, memory_checkpointer())
+        result = asyncio.run(ask_turn(request))
+        assert result["status"] == "needs_confirmation" and result["pending"][0]["tool"] == "create_ticket"
+        assert db.tickets() == []
+        resumed = TurnRequest(
+            graph=request.graph,
+            inputs=Command(resume=True),
+            context=request.context,
+            thread_key="tenant-a:t1",
+        )
+        done = asyncio.run(ask_turn(resumed))
+        assert done["status"] == "completed" and len(db.tickets()) == 1
+
+    def test_the_stream_ends_in_a_needs_confirmation_result(self, tmp_path: Any) -> None:
+        request, db = self.paused(tmp_path, memory_checkpointer())
+
+        async def collect() -> list[TurnEvent]:
+            return [e async for e in stream_turn(request)]
+
+        events = asyncio.run(collect())
+        assert events[-1].kind == "result" and events[-1].data["status"] == "needs_confirmation"
+        assert db.tickets() == []

@@ -204,7 +204,7 @@ class TestModelToolCalls:
         )
         model = ScriptedChatModel(script=[route, ticket, route, ticket])
         graph = build_graph(checkpointer=memory_checkpointer())
-        ctx = context(db, model=model)
+        ctx = context(db, model=model, preapproved_tools=("create_ticket",))
         cfg = {"configurable": {"thread_id": "t-tickets"}}
         first = graph.invoke({"question": "open a ticket: damaged parcel"}, context=ctx, config=cfg)
         second = graph.invoke({"question": "another ticket please, second parcel"}, context=ctx, config=cfg)
