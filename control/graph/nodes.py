@@ -165,7 +165,9 @@ def tool_exec(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if executor is None:
         return {"tool_results": _error_results(calls, "no tool executor configured")}
     try:
-        results = list(executor.execute(calls, thread_id=_thread_id(runtime)))
+        results = list(
+            executor.execute(calls, thread_id=_thread_id(runtime), filters=runtime.context.filters)
+        )
     except Exception as exc:
         logger.warning("tool executor raised: %s", exc)
         results = _error_results(calls, f"tool executor failed: {type(exc).__name__}: {exc}")

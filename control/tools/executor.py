@@ -133,8 +133,13 @@ class ContractToolExecutor:
         self.max_calls_per_turn = max_calls_per_turn
         self.result_char_cap = result_char_cap
 
-    def execute(self, calls: list[ToolCall], *, thread_id: str) -> list[ToolResult]:
-        """Run `calls` in order and return one `ToolResult` per call; never raises."""
+    def execute(
+        self, calls: list[ToolCall], *, thread_id: str, filters: dict[str, Any] | None = None
+    ) -> list[ToolResult]:
+        """Run `calls` in order and return one `ToolResult` per call; never raises.
+
+        `filters` (the session's retrieval filters) reach every tool as `ToolRuntimeInfo.filters`.
+        """
         results: list[ToolResult] = []
         for index, call in enumerate(calls):
             started = time.perf_counter()
@@ -147,7 +152,7 @@ class ContractToolExecutor:
                         f"call {call.name!r} was not executed",
                     )
                 else:
-                    result = self._execute_one(call, thread_id)
+                    result = self._execute_one(call, thread_id, filters)
             except Exception as exc:  # the executor never raises into the graph
                 logger.exception("unexpected failure executing tool call %s", call.id)
                 result = self._refuse(call, "error", f"internal error: {type(exc).__name__}: {exc}")
@@ -159,7 +164,7 @@ class ContractToolExecutor:
     def _refuse(call: ToolCall, status: ToolStatus, error: str, attempts: int = 0) -> ToolResult:
         return ToolResult(call_id=call.id, name=call.name, status=status, error=error, attempts=attempts)
 
-    def _execute_one(self, call: ToolCall, thread_id: str) -> ToolResult:
+    def _execute_one(self, call: ToolCall, thread_id: str, filters: dict[str, Any] | None) -> ToolResult:
         contract = self.registry.get(call.name)
         if contract is None:
             return self._refuse(
@@ -177,7 +182,10 @@ class ContractToolExecutor:
                 f"invalid arguments for {call.name}: {format_validation_error(exc)}",
             )
         runtime = ToolRuntimeInfo(
-            request_id=request_id_for(thread_id, call.id), thread_id=thread_id, call_id=call.id
+            request_id=request_id_for(thread_id, call.id),
+            thread_id=thread_id,
+            call_id=call.id,
+            filters=filters,
         )
         return self._run_with_retries(call, contract, args, runtime)
 

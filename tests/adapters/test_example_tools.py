@@ -114,7 +114,7 @@ class TestOrderTrigger:
 
     def test_order_ids_are_a_declared_entity_kind(self, registry):
         config = EntityConfig(patterns=registry.entity_patterns())
-        assert registry.entity_patterns() == (("order_ids", r"(?<!\d)\d{12}(?!\d)"),)
+        assert registry.entity_patterns() == (("order_ids", r"(?<![0-9])[0-9]{12}(?![0-9])"),)
         assert extract_entities("1234567890123", config)["order_ids"] == []
         assert extract_entities("orders 123456789012 and 210987654321", config)["order_ids"] == [
             "123456789012",
