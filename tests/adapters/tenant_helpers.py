@@ -6,7 +6,9 @@ Not a test module; shared by the tenancy and adversarial tests so they need no m
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from haystack import Document
 from haystack.utils.filters import document_matches_filter
@@ -70,3 +72,40 @@ class FilteringRetriever:
             if doc.id == chunk_id and not (filters and not document_matches_filter(filters, doc)):
                 return _evidence(doc, 0.0)
         return None
+
+
+BM25_ONLY = {"mode": "bm25"}
+"""Query settings of the no-model stores: keyword search only, so no embedding model is ever loaded."""
+
+
+def build_bm25_store(store: Path, docs: list[Document] | None = None) -> Path:
+    """Index `docs` (default `DOCS`, fresh ids) into `store` with a fake embedder; queries run BM25 only.
+
+    The store keeps `mode: bm25` as its query setting, so every reader — the CLI, `build_agent`,
+    `serve-mcp`, the HTTP service — searches it without loading a model.
+    """
+    from haygraph.retrieval import KnowledgeBase, RetrievalConfig
+    from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
+    from tests.retrieval.store_helpers import fake_warm_up
+
+    fresh = [Document(content=d.content, meta=dict(d.meta)) for d in (docs if docs is not None else DOCS)]
+    with patch.object(CachedDocumentEmbedder, "warm_up", fake_warm_up):
+        KnowledgeBase(RetrievalConfig().with_overrides(query=BM25_ONLY), store).index_documents(fresh)
+    return store
+
+
+def add_documents(store: Path, docs: list[Document]) -> None:
+    """Index more documents into an existing no-model store (a new store version)."""
+    from haygraph.retrieval import KnowledgeBase
+    from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
+    from tests.retrieval.store_helpers import fake_warm_up
+
+    with patch.object(CachedDocumentEmbedder, "warm_up", fake_warm_up):
+        KnowledgeBase.open(store).index_documents(docs)
+
+
+def store_tenants(store: Path) -> dict[str, str | None]:
+    """Chunk id -> tenant of every chunk in the store (what the checks compare returned ids with)."""
+    from haygraph.retrieval.store import EmbeddedDocumentStore
+
+    return {d.id: d.meta.get("tenant") for d in EmbeddedDocumentStore.load(store).documents}
