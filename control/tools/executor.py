@@ -35,6 +35,11 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+def _quoted(name: str, limit: int = 80) -> str:
+    """`name` quoted for an error message, cut to `limit` characters (a 1 MB name is not echoed back)."""
+    return repr(name) if len(name) <= limit else f"{name[:limit]!r}… ({len(name)} characters)"
+
+
 def request_id_for(thread_id: str, call_id: str) -> str:
     """Return the idempotency key of a call: sha256(thread_id + ":" + call_id), first 24 hex chars."""
     return hashlib.sha256(f"{thread_id}:{call_id}".encode()).hexdigest()[:24]
@@ -149,7 +154,7 @@ class ContractToolExecutor:
                         call,
                         "budget_exceeded",
                         f"per-turn tool call budget of {self.max_calls_per_turn} exhausted; "
-                        f"call {call.name!r} was not executed",
+                        f"call {_quoted(call.name)} was not executed",
                     )
                 else:
                     result = self._execute_one(call, thread_id, filters)
@@ -168,7 +173,7 @@ class ContractToolExecutor:
         contract = self.registry.get(call.name)
         if contract is None:
             return self._refuse(
-                call, "unknown_tool", f"unknown tool {call.name!r}; available: {self.registry.names()}"
+                call, "unknown_tool", f"unknown tool {_quoted(call.name)}; available: {self.registry.names()}"
             )
         if call.name not in self.allow_list:
             logger.warning("refused tool %r: not in this session's allow-list", call.name)
