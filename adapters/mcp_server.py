@@ -36,6 +36,7 @@ import anyio.to_thread
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_mcp_adapters.tools import to_fastmcp
 from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -84,6 +85,40 @@ _FILTERS_FIELD = Field(
 )
 
 
+def _too_deep(value: Any) -> bool:
+    """Whether `value` is a string that Python's JSON parser cannot parse for nesting depth."""
+    if not isinstance(value, str):
+        return False
+    try:
+        json.loads(value)
+    except RecursionError:
+        return True
+    except ValueError:
+        return False
+    return False
+
+
+class _GuardedFastMCP(FastMCP):
+    """FastMCP whose tool errors name the argument when a JSON-nesting bomb defeats its argument parsing.
+
+    FastMCP parses a string given for a non-string parameter as JSON (for hosts that send lists as
+    strings) and catches only `JSONDecodeError`, so 50,000 nested ``[`` end in a `RecursionError`
+    whose message names no argument. The call already fails as a tool error; this names the culprit.
+    """
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Call a tool; a nesting bomb in an argument is reported as that argument's error."""
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, RecursionError):
+                raise
+            bombs = [key for key, value in (arguments or {}).items() if _too_deep(value)] or ["an argument"]
+            raise ToolError(
+                f"Error executing tool {name}: {', '.join(bombs)}: nested too deeply to parse"
+            ) from None
+
+
 def create_mcp_server(
     retriever: Retriever,
     lookup: Callable[..., Evidence | None],
@@ -103,7 +138,7 @@ def create_mcp_server(
     `host`/`port` are only used by `run_streamable_http`.
     """
     extra = [to_fastmcp(tool) for tool in tools]
-    server = FastMCP(name, instructions=_INSTRUCTIONS, host=host, port=port, tools=extra or None)
+    server = _GuardedFastMCP(name, instructions=_INSTRUCTIONS, host=host, port=port, tools=extra or None)
 
     @server.tool(
         name="search_knowledge_base",
