@@ -82,6 +82,14 @@ def classify(tally: Tally) -> Callable[..., None]:
     return _classify
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test of this folder `adversarial` (left out of `make test-fast`)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.adversarial)
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print the adversarial totals (and write them to `$HAYGRAPH_ADVERSARIAL_REPORT` when set)."""
     if not _TALLY.cases:
