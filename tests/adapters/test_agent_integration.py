@@ -155,7 +155,9 @@ class TestBm25Mode:
     def test_build_agent_takes_the_query_mode(self, handbook_store: Path, orders_db: Path) -> None:
         from haygraph.retrieval.config import QueryConfig
 
-        built = build_agent(handbook_store, orders_db=orders_db, query=QueryConfig(mode="bm25"))
+        built = build_agent(
+            handbook_store, example_tools=True, orders_db=orders_db, query=QueryConfig(mode="bm25")
+        )
         assert built.context.retriever.query_config.mode == "bm25"  # type: ignore[union-attr]
 
 
