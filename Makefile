@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HAYSTACK_TELEMETRY_ENABLED := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast lint typecheck-tree constraints wheel bench clean
+.PHONY: install demo test test-fast adversarial lint typecheck-tree constraints wheel bench clean
 
 install: $(STAMP)
 
@@ -31,7 +31,11 @@ test: install
 	$(VENV)/bin/pytest -q
 
 test-fast: install
-	$(VENV)/bin/pytest -q -m "not integration and not comparison"
+	$(VENV)/bin/pytest -q -m "not integration and not comparison and not adversarial"
+
+# The adversarial suite (hostile inputs on every surface, randomised tenants); prints its totals.
+adversarial: install
+	$(VENV)/bin/pytest -q -p no:warnings tests/adversarial
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -9,8 +9,10 @@ from typing import Any
 from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.tenancy import ScopedRetriever, check_tenant
 from haygraph.control.api import Agent
 from haygraph.control.errors import ConfigError
+from haygraph.control.evidence import Retriever
 from haygraph.control.graph.checkpointers import sqlite_checkpointer
 from haygraph.control.tools import ContractToolExecutor
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
@@ -28,6 +30,7 @@ def build_agent(
     config: RetrievalConfig | None = None,
     max_calls_per_turn: int = 2,
     query: QueryConfig | None = None,
+    tenant: str | None = None,
     **settings: Any,
 ) -> Agent:
     """An `Agent` over the store at `store_dir`.
@@ -41,14 +44,21 @@ def build_agent(
     - threads: persisted in SQLite at `threads_db` when given (the CLI's `chat`), else in memory;
     - `model`: a LangChain chat model or a `provider:model` string; None = offline mode;
     - `query`: query settings (mode, fusion, cut, relevance) instead of the knowledge base's defaults;
+    - `tenant`: bind the agent to one tenant: every retrieval — graph retrieve/expand and the
+      `search_knowledge_base` tool — only sees chunks with `meta.tenant == tenant`
+      (`haygraph.adapters.tenancy.ScopedRetriever`); per-call filters narrow that, never widen it;
     - `settings`: further `haygraph.control.Context` fields (relevance_threshold, top_k, filters, ...).
 
-    Raises `ConfigError` when `orders_db` is given without `example_tools=True`.
+    Raises `ConfigError` when `orders_db` is given without `example_tools=True`, `ScopeError` (a
+    `ValueError`) for an unusable `tenant`.
     """
     if orders_db is not None and not example_tools:
         raise ConfigError("orders_db is the example tools' database: pass example_tools=True to use it")
+    if tenant is not None:
+        check_tenant(tenant)  # before the store is opened
     kb = KnowledgeBase.open(store_dir, config=config)
-    retriever = HaystackRetriever(kb, query)
+    base = HaystackRetriever(kb, query)
+    retriever: Retriever = ScopedRetriever(base, tenant) if tenant is not None else base
     executor = None
     if example_tools:
         db = OrdersDatabase(Path(orders_db) if orders_db else Path(store_dir) / "orders.sqlite")

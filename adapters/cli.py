@@ -69,7 +69,12 @@ def _load_config(path: str | None) -> Any:
 def _store_dir(value: str) -> Path:
     """The `--store` directory; a path naming a file is refused with a clear message."""
     store = Path(value)
-    if store.exists() and not store.is_dir():
+    try:
+        is_file = store.exists() and not store.is_dir()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ValueError(f"--store {value[:80]!r} cannot be used as a store directory: {reason}") from exc
+    if is_file:
         raise ValueError(f"--store {store} is a file, not a store directory; give the directory of the store")
     return store
 
@@ -173,7 +178,7 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:
         """Print ``error: <message> (see <prog> --help)`` and exit with `EXIT_USAGE`."""
-        self.exit(EXIT_USAGE, f"error: {message} (see {self.prog} --help)\n")
+        self.exit(EXIT_USAGE, f"error: {_one_line(message)} (see {self.prog} --help)\n")
 
 
 def _add_global_flags(parser: argparse.ArgumentParser, *, on_command: bool) -> None:
@@ -261,9 +266,14 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-def _one_line(exc: BaseException) -> str:
-    """The error message on one line: some messages (YAML parse errors, validation errors) span several."""
-    return " ".join(str(exc).split())
+MAX_ERROR_CHARS = 500
+"""An error line is cut at this many characters: a message quoting a 1 MB argument is not echoed whole."""
+
+
+def _one_line(exc: BaseException | str) -> str:
+    """The error message on one line (some messages span several), cut at `MAX_ERROR_CHARS` characters."""
+    line = " ".join(str(exc).split()).encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates
+    return line if len(line) <= MAX_ERROR_CHARS else f"{line[:MAX_ERROR_CHARS]}… ({len(line)} characters)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

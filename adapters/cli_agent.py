@@ -20,10 +20,13 @@ from haygraph.adapters.cli_settings import (
     filters_from_pairs,
     given_config,
     naming_config_flag,
-    open_knowledge_base,
     settings_layers,
 )
 
+TENANT_HELP = (
+    "bind the session to one tenant: every retrieval (and the knowledge-search tool) only sees chunks "
+    "indexed with --meta tenant=TENANT; --filter narrows it further"
+)
 EXAMPLE_TOOLS_HELP = (
     "also offer the example tools (order lookup, tickets, dates) over a demo orders database "
     "(<store>/orders.sqlite); off by default"
@@ -54,6 +57,7 @@ def register(sub: Any) -> None:
         help="answer the tool call a needs_confirmation turn on --thread waits for (no question)",
     )
     add_settings_arguments(p, filters=True)
+    p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_ask)
 
@@ -64,12 +68,20 @@ def register(sub: Any) -> None:
     p.add_argument("--model", help="LangChain chat model as provider:name; default: offline mode")
     p.add_argument("--json", action="store_true", help="print one JSON result object per turn")
     add_settings_arguments(p, filters=True)
+    p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("serve-mcp", help="serve the knowledge base over MCP (stdio): search + chunk lookup")
-    p.add_argument("--store", required=True)
+    p.add_argument(
+        "--store", required=True, help="store directory (a new version is picked up while serving)"
+    )
     add_settings_arguments(p)
+    p.add_argument(
+        "--tenant",
+        help="serve only this tenant's chunks: search and get_chunk never return another tenant's "
+        "(a request's filters narrow it further)",
+    )
     p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_serve_mcp)
 
@@ -82,6 +94,10 @@ def _agent(args: argparse.Namespace, threads_db: str | None = None) -> tuple[Any
     """The agent over `args.store` with the resolved settings, and the `settings` report."""
     from haygraph.adapters.agent import build_agent
     from haygraph.adapters.haystack_retriever import HaystackRetriever
+    from haygraph.adapters.tenancy import ScopedRetriever, check_tenant
+
+    if args.tenant is not None:
+        check_tenant(args.tenant, name="--tenant")
 
     layers: list[Layer] = settings_layers(args.config, args.tuned)
     with naming_config_flag(layers):
@@ -91,13 +107,18 @@ def _agent(args: argparse.Namespace, threads_db: str | None = None) -> tuple[Any
             threads_db=threads_db,
             config=given_config(layers),
             example_tools=args.example_tools,
+            tenant=args.tenant,
         )
     ctx = agent.context
-    retriever = cast(HaystackRetriever, ctx.retriever)  # build_agent always wires a HaystackRetriever
+    scoped = ctx.retriever
+    base = scoped.current() if isinstance(scoped, ScopedRetriever) else scoped
+    retriever = cast(HaystackRetriever, base)  # build_agent always wires a HaystackRetriever (maybe scoped)
     # The agent asks for `top_k` chunks per query (`expand_top_k` when expanding); the retriever caps the
     # score-cliff cut at the same number, so those values, not the store's, are in force.
     per_call = {"top_k": ctx.top_k, "cut.max_keep": ctx.top_k, "expand_top_k": ctx.expand_top_k}
     settings = describe_settings(retriever.kb, layers, per_call=("agent", per_call))
+    if args.tenant is not None:
+        settings["tenant"] = args.tenant
     return agent, settings
 
 
@@ -186,18 +207,25 @@ def cmd_serve_mcp(args: argparse.Namespace) -> int:
     stdout carries the protocol: nothing else is printed.
 
     The store's settings with --config / --tuned over them are used for every search, and served as
-    the `haygraph://settings` resource.
+    the `haygraph://settings` resource. A new store version (another `haygraph index`) is picked up
+    without a restart: `CURRENT` is checked at most every 2 s, on the next request. With --tenant, the
+    server only ever shows that tenant's chunks.
     """
-    from haygraph.adapters.haystack_retriever import HaystackRetriever
     from haygraph.adapters.mcp_server import DEFAULT_TOP_K, contract_tools, create_mcp_server, run_stdio
+    from haygraph.adapters.service.knowledge import LiveKnowledgeBase
+    from haygraph.adapters.tenancy import ScopedRetriever, check_tenant
 
+    tenant = check_tenant(args.tenant, name="--tenant") if args.tenant is not None else None
     layers = settings_layers(args.config, args.tuned)
-    kb = open_knowledge_base(args.store, layers)
+    live = LiveKnowledgeBase(args.store, config=given_config(layers), warm_top_ks=(DEFAULT_TOP_K,))
+    with naming_config_flag(layers):
+        live.load()
     # Each search_knowledge_base call sets top_k (which also caps the cut), default DEFAULT_TOP_K.
     per_call = {"top_k": DEFAULT_TOP_K, "cut.max_keep": DEFAULT_TOP_K}
-    settings = describe_settings(kb, layers, per_call=("request", per_call))
-    retriever = HaystackRetriever(kb)
-    retriever.warm_up()
+    settings = describe_settings(live.current.kb, layers, per_call=("request", per_call))
+    if tenant is not None:
+        settings["tenant"] = tenant
+    retriever = ScopedRetriever(live.fresh_retriever, tenant)
     tools = []
     if args.example_tools:
         from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry

@@ -10,20 +10,29 @@ from __future__ import annotations
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from haygraph.adapters.knowledge_hits import KnowledgeHit
+from haygraph.control.language import normalize_input
 
 ORDER_ID_DIGITS = 12
 """An order number is exactly this many digits."""
-ORDER_ID_PATTERN = rf"(?<!\d)\d{{{ORDER_ID_DIGITS}}}(?!\d)"
+ORDER_ID_PATTERN = rf"(?<![0-9])[0-9]{{{ORDER_ID_DIGITS}}}(?![0-9])"
 """Finds an order number in free text (not inside a longer number)."""
 MAX_WORKDAY_SPAN_DAYS = 3660
 
 
 def _order_id_field(description: str, *, default: Any = ...) -> Any:
-    """A field holding an order number (`...` = required)."""
-    return Field(default, pattern=rf"^\d{{{ORDER_ID_DIGITS}}}$", description=description)
+    """A field holding an order number (`...` = required); ASCII digits only (see `_nfkc`)."""
+    return Field(default, pattern=rf"^[0-9]{{{ORDER_ID_DIGITS}}}$", description=description)
+
+
+def _nfkc(value: Any) -> Any:
+    """NFKC-normalise a string argument before validation: full-width ``２０２４…`` becomes ``2024…``.
+
+    Digits of other scripts (Arabic-Indic, Devanagari) are left as they are and fail the pattern.
+    """
+    return normalize_input(value) if isinstance(value, str) else value
 
 
 # -- argument models ----------------------------------------------------------------------------------
@@ -43,6 +52,8 @@ class QueryOrderArgs(BaseModel):
         'tracking event. Use "full" only when the user asks for the whole tracking history.',
     )
 
+    _normalize_order_id = field_validator("order_id", mode="before")(_nfkc)
+
 
 class CreateTicketArgs(BaseModel):
     """Arguments of create_ticket."""
@@ -61,6 +72,8 @@ class CreateTicketArgs(BaseModel):
         description="The user's problem in their own words (10–2000 characters), with the relevant facts.",
     )
 
+    _normalize_order_id = field_validator("order_id", mode="before")(_nfkc)
+
 
 class UpdateShippingAddressArgs(BaseModel):
     """Arguments of update_shipping_address."""
@@ -75,6 +88,8 @@ class UpdateShippingAddressArgs(BaseModel):
         max_length=300,
         description="The complete new shipping address exactly as the user stated it.",
     )
+
+    _normalize_order_id = field_validator("order_id", mode="before")(_nfkc)
 
 
 class TodayArgs(BaseModel):

@@ -79,7 +79,7 @@ ORDER_TRIGGER = OfflineTrigger(
         argument="order_id",
         kind="order_ids",
         pattern=ORDER_ID_PATTERN,
-        malformed=r"(?<!\d)\d{5,}(?!\d)",
+        malformed=r"(?<![0-9])[0-9]{5,}(?![0-9])",
         ask=Bilingual(
             en=f"Please give me your {ORDER_ID_DIGITS}-digit order number so I can look it up.",
             zh=f"请提供您的 {ORDER_ID_DIGITS} 位订单号，我来帮您查询。",
@@ -269,8 +269,9 @@ def build_example_registry(
 
 
 def _knowledge_contract(retriever: Retriever) -> ToolContract:
-    def search(args: SearchKnowledgeBaseArgs) -> KnowledgeSearchResult:
-        hits = knowledge_hits(retriever.retrieve(args.query, top_k=args.top_k))
+    def search(args: SearchKnowledgeBaseArgs, runtime: ToolRuntimeInfo) -> KnowledgeSearchResult:
+        # The session's filters (its tenant, a per-call --filter) apply here exactly as in graph retrieval.
+        hits = knowledge_hits(retriever.retrieve(args.query, top_k=args.top_k, filters=runtime.filters))
         return KnowledgeSearchResult(evidence_ids=[h.id for h in hits], hits=hits)
 
     return ToolContract(

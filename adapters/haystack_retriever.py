@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from haystack.utils.filters import document_matches_filter
+
 from haygraph.control.evidence import Evidence
 from haygraph.retrieval.config import QueryConfig
 from haygraph.retrieval.knowledge_base import Hit, KnowledgeBase
@@ -56,10 +58,14 @@ class HaystackRetriever:
         result = self.kb.search(query, filters=filters, config=self._config_for(top_k))
         return [hit_to_evidence(h) for h in result.hits[:top_k]]
 
-    def lookup(self, chunk_id: str) -> Evidence | None:
-        """The stored chunk with id `chunk_id` as evidence (score 0), or None."""
+    def lookup(self, chunk_id: str, *, filters: dict[str, Any] | None = None) -> Evidence | None:
+        """The stored chunk with id `chunk_id` as evidence (score 0), or None.
+
+        With `filters` (Haystack syntax), a chunk that does not match them is None as well, so a scoped
+        caller cannot read a chunk outside its scope by id (`haygraph.adapters.tenancy`).
+        """
         doc = self.kb.store.get(chunk_id)
-        if doc is None:
+        if doc is None or (filters and not document_matches_filter(filters, doc)):
             return None
         return Evidence(
             id=doc.id,
@@ -67,6 +73,7 @@ class HaystackRetriever:
             score=0.0,
             source=str(doc.meta.get("source_id", "")),
             heading_path=list(doc.meta.get("heading_path") or []),
+            meta={k: doc.meta[k] for k in ("tenant",) if k in doc.meta},
         )
 
     def _config_for(self, top_k: int) -> QueryConfig:

@@ -2,8 +2,9 @@
 
 Any MCP host can then search it and cite evidence ids. Tools:
 
-- ``search_knowledge_base(query, top_k=5)`` -> list of ``{id, text, score, source}``, best first;
-- ``get_chunk(chunk_id)`` -> ``{id, text, source, heading_path, meta}`` of one chunk;
+- ``search_knowledge_base(query, top_k=5, filters=None)`` -> list of ``{id, text, score, source}``,
+  best first;
+- ``get_chunk(chunk_id, filters=None)`` -> ``{id, text, source, heading_path, meta}`` of one chunk;
 - optionally, tool contracts served through a `ContractToolExecutor` (`contract_tools`), e.g. the
   example tools of `haygraph serve-mcp --example-tools`: every call is validated, allow-listed,
   timed out and budgeted exactly as inside the graph, and a failed call is an MCP tool error.
@@ -11,6 +12,11 @@ Any MCP host can then search it and cite evidence ids. Tools:
 With `settings` (what `haygraph serve-mcp` passes: the store's query settings with ``--config`` /
 ``--tuned`` over them, see `haygraph.adapters.cli_settings`), the resource ``haygraph://settings``
 returns them as JSON, so a host can see which retrieval settings its searches run with.
+
+Tenancy: pass a `haygraph.adapters.tenancy.ScopedRetriever` bound to a tenant (what
+`haygraph serve-mcp --tenant A` does) and both tools only ever see that tenant's chunks; a request's
+`filters` (Haystack syntax) are ANDed on top, so they narrow and never widen. A chunk outside the scope
+is "not found", exactly like a missing one.
 
 Nothing happens at import time: `create_mcp_server` builds the server, `run_stdio` /
 `run_streamable_http` serve it (blocking). Retrieval runs in a worker thread so a slow search does
@@ -30,10 +36,12 @@ import anyio.to_thread
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_mcp_adapters.tools import to_fastmcp
 from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from haygraph.adapters.knowledge_hits import KnowledgeHit, knowledge_hits
+from haygraph.adapters.tenancy import check_filters
 from haygraph.control.evidence import Evidence, Retriever
 from haygraph.control.tools import ContractToolExecutor, ToolCall
 
@@ -43,6 +51,8 @@ MAX_TOP_K = 20
 DEFAULT_TOP_K = 5
 SETTINGS_URI = "haygraph://settings"
 MAX_QUERY_CHARS = 2000
+MAX_ID_ECHO_CHARS = 80
+"""An id is quoted in error messages up to this many characters (a 1 MB id is not echoed back)."""
 
 _BUILT_IN = ("search_knowledge_base", "get_chunk")
 _READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
@@ -62,9 +72,56 @@ class Chunk(BaseModel):
     meta: dict[str, Any]
 
 
+def _quoted(value: str) -> str:
+    """`value` quoted for a message, cut to `MAX_ID_ECHO_CHARS` characters."""
+    if len(value) <= MAX_ID_ECHO_CHARS:
+        return repr(value)
+    return f"{value[:MAX_ID_ECHO_CHARS]!r}… ({len(value)} characters)"
+
+
+_FILTERS_FIELD = Field(
+    description='Optional Haystack metadata filter narrowing the search, e.g. {"field": "meta.source_id", '
+    '"operator": "==", "value": "leave-policy.md"}. It can only narrow what this server may show.',
+)
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether `value` is a string that Python's JSON parser cannot parse for nesting depth."""
+    if not isinstance(value, str):
+        return False
+    try:
+        json.loads(value)
+    except RecursionError:
+        return True
+    except ValueError:
+        return False
+    return False
+
+
+class _GuardedFastMCP(FastMCP):
+    """FastMCP whose tool errors name the argument when a JSON-nesting bomb defeats its argument parsing.
+
+    FastMCP parses a string given for a non-string parameter as JSON (for hosts that send lists as
+    strings) and catches only `JSONDecodeError`, so 50,000 nested ``[`` end in a `RecursionError`
+    whose message names no argument. The call already fails as a tool error; this names the culprit.
+    """
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Call a tool; a nesting bomb in an argument is reported as that argument's error."""
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, RecursionError):
+                raise
+            bombs = [key for key, value in (arguments or {}).items() if _too_deep(value)] or ["an argument"]
+            raise ToolError(
+                f"Error executing tool {name}: {', '.join(bombs)}: nested too deeply to parse"
+            ) from None
+
+
 def create_mcp_server(
     retriever: Retriever,
-    lookup: Callable[[str], Evidence | None],
+    lookup: Callable[..., Evidence | None],
     name: str = "haygraph",
     *,
     host: str = "127.0.0.1",
@@ -74,13 +131,14 @@ def create_mcp_server(
 ) -> FastMCP:
     """Return a FastMCP server exposing `search_knowledge_base` and `get_chunk` over `retriever`.
 
-    `lookup` returns the chunk with a given id (or None). `settings`, when given, are served as the
-    `SETTINGS_URI` resource (JSON). `tools` are further LangChain tools to serve (e.g.
+    `lookup(chunk_id, filters=...)` returns the chunk with a given id if it matches the filters (or
+    None), e.g. `ScopedRetriever.lookup` or `HaystackRetriever.lookup`. `settings`, when given, are
+    served as the `SETTINGS_URI` resource (JSON). `tools` are further LangChain tools to serve (e.g.
     `contract_tools(executor)`), converted with `langchain_mcp_adapters.tools.to_fastmcp`.
     `host`/`port` are only used by `run_streamable_http`.
     """
     extra = [to_fastmcp(tool) for tool in tools]
-    server = FastMCP(name, instructions=_INSTRUCTIONS, host=host, port=port, tools=extra or None)
+    server = _GuardedFastMCP(name, instructions=_INSTRUCTIONS, host=host, port=port, tools=extra or None)
 
     @server.tool(
         name="search_knowledge_base",
@@ -98,7 +156,9 @@ def create_mcp_server(
         top_k: Annotated[
             int, Field(ge=1, le=MAX_TOP_K, description="How many passages to return.")
         ] = DEFAULT_TOP_K,
+        filters: Annotated[dict[str, Any] | None, _FILTERS_FIELD] = None,
     ) -> list[KnowledgeHit]:
+        checked = check_filters(filters)
         text = " ".join(query.split())
         if not text:
             raise ValueError("query must not be empty")
@@ -106,7 +166,8 @@ def create_mcp_server(
             raise ValueError(f"query must be at most {MAX_QUERY_CHARS} characters, but has {len(text)}")
         if not 1 <= top_k <= MAX_TOP_K:
             raise ValueError(f"top_k must be between 1 and {MAX_TOP_K}, but got {top_k}")
-        found = await anyio.to_thread.run_sync(functools.partial(retriever.retrieve, text, top_k=top_k))
+        search = functools.partial(retriever.retrieve, text, top_k=top_k, filters=checked)
+        found = await anyio.to_thread.run_sync(search)
         logger.info("search_knowledge_base: %d hits for %r", len(found), text[:80])
         return knowledge_hits(found)
 
@@ -117,10 +178,12 @@ def create_mcp_server(
     )
     async def get_chunk(
         chunk_id: Annotated[str, Field(min_length=1, description="An evidence id from search results.")],
+        filters: Annotated[dict[str, Any] | None, _FILTERS_FIELD] = None,
     ) -> Chunk:
-        evidence = await anyio.to_thread.run_sync(lookup, chunk_id)
+        checked = check_filters(filters)
+        evidence = await anyio.to_thread.run_sync(functools.partial(lookup, chunk_id, filters=checked))
         if evidence is None:
-            raise ValueError(f"no chunk with id {chunk_id!r}")
+            raise ValueError(f"no chunk with id {_quoted(chunk_id)}")
         return Chunk(
             id=evidence.id,
             text=evidence.text,

@@ -105,7 +105,9 @@ class RecordingExecutor:
         self.inner = inner
         self.seen: dict[str, ToolResult] = {}
 
-    def execute(self, calls: list[ToolCall], *, thread_id: str) -> list[ToolResult]:
+    def execute(
+        self, calls: list[ToolCall], *, thread_id: str, filters: dict[str, Any] | None = None
+    ) -> list[ToolResult]:
         """Execute for real and record each result under the call's name and arguments."""
         results = self.inner.execute(calls, thread_id=thread_id)
         for call, result in zip(calls, results, strict=False):
@@ -119,7 +121,9 @@ class ReplayExecutor:
     def __init__(self, seen: dict[str, ToolResult]) -> None:
         self.seen = seen
 
-    def execute(self, calls: list[ToolCall], *, thread_id: str) -> list[ToolResult]:
+    def execute(
+        self, calls: list[ToolCall], *, thread_id: str, filters: dict[str, Any] | None = None
+    ) -> list[ToolResult]:
         """The recorded result of each call."""
         return [self.seen[_call_key(c)].model_copy(update={"call_id": c.id}) for c in calls]
 

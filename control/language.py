@@ -23,6 +23,16 @@ SENTENCE_END = re.compile(r"(?<=[。！？；])|(?<=[.!?;])\s+|\n+")
 punctuation followed by whitespace, or at line breaks."""
 
 
+def normalize_input(text: str) -> str:
+    """Return user input in Unicode NFKC form, the form identifiers are extracted from.
+
+    Full-width forms become ASCII (``２０２４０５１２０００１`` -> ``202405120001``, ``ＡＢＣ`` -> ``ABC``);
+    digits of other scripts (Arabic-Indic ``٢``, Devanagari ``२``) stay what they are, so the
+    ASCII-only id patterns (``[0-9]``) reject them instead of misreading them.
+    """
+    return unicodedata.normalize("NFKC", text)
+
+
 def is_chinese(text: str) -> bool:
     """Whether the text contains Chinese characters (replies then use Chinese)."""
     return bool(CJK.search(text))

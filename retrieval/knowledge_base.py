@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import reprlib
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -453,7 +454,7 @@ class KnowledgeBase:
             check_top_k(top_k)
         if filters is not None and not isinstance(filters, dict):
             raise ArgumentError(
-                f"filters must be a dict (Haystack filter syntax) or None, but got {filters!r}"
+                f"filters must be a dict (Haystack filter syntax) or None, but got {reprlib.repr(filters)}"
             )
         runner = self.runner(self._query_config(config))
         result = SearchResult(

@@ -20,6 +20,7 @@ loading machine at warm-up (see `haygraph.retrieval.model_paths`).
 from __future__ import annotations
 
 import logging
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,7 +211,7 @@ def build_query_pipeline(
 def check_top_k(top_k: object) -> int:
     """Return `top_k` if it is an int >= 1 (bools are refused); otherwise raise `QueryError` naming it."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise QueryError(f"top_k must be an integer >= 1, but got {top_k!r}")
+        raise QueryError(f"top_k must be an integer >= 1, but got {reprlib.repr(top_k)}")
     return top_k
 
 

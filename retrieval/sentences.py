@@ -43,8 +43,8 @@ _ABBREVIATIONS = frozenset(
 _ZH_BOUNDARY_RE = re.compile(f"[{_ZH_END}]+[{re.escape(_CLOSERS)}]*")
 _EN_BOUNDARY_RE = re.compile(f"[.!?;]+[{re.escape(_CLOSERS)}]*(?=\\s|$)|[!?;]+(?=[{_CJK}])")
 _NEXT_START_RE = re.compile(f"\\s+(?=[A-Z\u00c0-\u00de\"'“‘(\\[{_CJK}]|$)")
-_LIST_MARKER_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|[A-Za-z][.)])\s+")
-_LINE_START_TOKEN_RE = re.compile(r"[ \t]*(\d{1,3}|[A-Za-z]|[ivxlcdm]{1,5})", re.IGNORECASE)
+_LIST_MARKER_RE = re.compile(r"^\s*(?:[-*+•]|[0-9]{1,3}[.)]|[A-Za-z][.)])\s+")
+_LINE_START_TOKEN_RE = re.compile(r"[ \t]*([0-9]{1,3}|[A-Za-z]|[ivxlcdm]{1,5})", re.IGNORECASE)
 
 
 def _ends_with_abbreviation(text: str, dot: int) -> bool:

@@ -9,6 +9,7 @@ sources of a directory whose files were deleted. Pure functions over documents, 
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -107,13 +108,13 @@ def check_extra_meta(meta: Any) -> dict[str, Any]:
     if meta is None:
         return {}
     if not isinstance(meta, dict) or not all(isinstance(k, str) and k for k in meta):
-        raise InputError(f"meta must be a dict with non-empty string keys, but got {meta!r}")
+        raise InputError(f"meta must be a dict with non-empty string keys, but got {reprlib.repr(meta)}")
     reserved = sorted(RESERVED_META & set(meta))
     if reserved:
         raise InputError(f"meta may not set {', '.join(reserved)}: indexing sets these itself")
     tenant = meta.get("tenant")
     if tenant is not None and (not isinstance(tenant, str) or not tenant.strip()):
-        raise InputError(f"meta['tenant'] must be a non-empty string, but got {tenant!r}")
+        raise InputError(f"meta['tenant'] must be a non-empty string, but got {reprlib.repr(tenant)}")
     for key, value in meta.items():
         try:
             json.dumps(value)

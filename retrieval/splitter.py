@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|[0-9]{1,3}[.)])\s+")
 _BLOCK_SEP = "\n\n"
 
 

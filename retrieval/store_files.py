@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import re
+import reprlib
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -32,7 +33,13 @@ import numpy as np
 from haystack import Document
 
 from haygraph.retrieval.bm25_index import BM25Index
-from haygraph.retrieval.errors import ArgumentError, ConfigError, CorruptStoreError, StoreError
+from haygraph.retrieval.errors import (
+    ArgumentError,
+    ConfigError,
+    CorruptStoreError,
+    StoreError,
+    StoreNotFoundError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -57,9 +64,16 @@ class SavedVersion:
 def store_root(path: Any, parameter: str = "store_dir") -> Path:
     """`path` as a Path; raises `ArgumentError` naming `parameter` for a non-path, `StoreError` for a file."""
     if isinstance(path, bool) or not isinstance(path, str | os.PathLike) or str(path).strip() == "":
-        raise ArgumentError(f"{parameter} must be a directory path (str or Path), but got {path!r}")
+        raise ArgumentError(
+            f"{parameter} must be a directory path (str or Path), but got {reprlib.repr(path)}"
+        )
     root = Path(path)
-    if root.exists() and not root.is_dir():
+    try:
+        is_file = root.exists() and not root.is_dir()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte: no directory can have it
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise StoreNotFoundError(f"store path {reprlib.repr(str(path))} cannot be used: {reason}") from exc
+    if is_file:
         raise StoreError(
             f"store path {root} is a file, not a store directory; give the directory that holds the store "
             "(or a new directory to create one)"

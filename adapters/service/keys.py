@@ -27,7 +27,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from haygraph.adapters.errors import ScopeError
 from haygraph.adapters.service.errors import AuthenticationError, ServiceConfigError
+from haygraph.adapters.tenancy import check_tenant
 
 MIN_KEY_CHARS = 16
 
@@ -115,6 +117,10 @@ def parse_api_keys(data: Any, *, source: str = "API-keys file") -> KeyRing:
                 f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}" for err in exc.errors()
             )
             raise ServiceConfigError(f"{label}: {problems}") from exc
+        try:
+            check_tenant(grants[key].tenant)
+        except ScopeError as exc:
+            raise ServiceConfigError(f"{label}: {exc}") from exc
     return KeyRing(grants)
 
 

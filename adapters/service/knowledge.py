@@ -10,6 +10,9 @@ Thread safety: a loaded `KnowledgeBase` is only read by requests. Everything it 
 embedding model) is built by `warm_up` before the snapshot is published; a pipeline for an unusual
 `top_k`/`mode` is built on demand, where a race at worst builds it twice. Reloads are serialized by
 a lock; readers never take it.
+
+Readers without an event loop to run `watch` on (the MCP server of `haygraph serve-mcp`) call
+`fresh_retriever()` per request instead: it checks `CURRENT` at most every `check_interval_s`.
 """
 
 from __future__ import annotations
@@ -61,12 +64,15 @@ class LiveKnowledgeBase:
         *,
         config: RetrievalConfig | None = None,
         warm_top_ks: Sequence[int] = (3, 5),
+        check_interval_s: float = 2.0,
     ) -> None:
         self.store_dir = Path(store_dir)
         self.config = config
         self.warm_top_ks = tuple(warm_top_ks)
         self._current: Snapshot | None = None
         self._reload_lock = threading.Lock()
+        self.check_interval_s = check_interval_s
+        self._checked_at = float("-inf")
         self.reloads = 0
         """Number of versions swapped in after the first load."""
 
@@ -85,6 +91,21 @@ class LiveKnowledgeBase:
 
     def retriever(self) -> HaystackRetriever:
         """The current snapshot's retriever (for `ScopedRetriever`)."""
+        return self.current.retriever
+
+    def fresh_retriever(self) -> HaystackRetriever:
+        """The current retriever, after checking for a new store version at most every `check_interval_s`.
+
+        The check is one small file read; a new version is opened and warmed up in the calling thread
+        while concurrent callers keep using the old one; a failed reload keeps the old version (logged).
+        """
+        now = time.monotonic()
+        if now - self._checked_at >= self.check_interval_s:
+            self._checked_at = now
+            try:
+                self.reload_if_changed()
+            except Exception as exc:  # a half-written or corrupt version: keep serving the old one
+                logger.warning("store reload failed, still serving the previous version: %s", exc)
         return self.current.retriever
 
     def load(self) -> Snapshot:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,7 +150,9 @@ class Context:
             )
         self.preapproved_tools = tuple(self.preapproved_tools)
         if self.filters is not None and not isinstance(self.filters, dict):
-            raise ConfigError(f"filters must be a dict (Haystack filter syntax), but got {self.filters!r}")
+            raise ConfigError(
+                f"filters must be a dict (Haystack filter syntax), but got {reprlib.repr(self.filters)}"
+            )
         if isinstance(self.model, str):
             from haygraph.control.planning.model_calls import resolve_model
 
@@ -177,7 +180,9 @@ class Context:
         if filters is None:
             return self
         if not isinstance(filters, dict):
-            raise ConfigError(f"filters must be a dict (Haystack filter syntax), but got {filters!r}")
+            raise ConfigError(
+                f"filters must be a dict (Haystack filter syntax), but got {reprlib.repr(filters)}"
+            )
         self.counter  # noqa: B018 - resolve the counter once, so every narrowed copy shares it (and its memo)
         narrowed = copy.copy(self)
         narrowed.filters = combine_filters(self.filters, filters)

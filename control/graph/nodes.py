@@ -266,7 +266,11 @@ def tool_exec(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             declined = {p["call_id"] for p in pending}
     to_run = [c for c in calls if c.id not in declined]
     try:
-        ran = list(executor.execute(to_run, thread_id=_thread_id(runtime))) if to_run else []
+        ran = (
+            list(executor.execute(to_run, thread_id=_thread_id(runtime), filters=runtime.context.filters))
+            if to_run
+            else []
+        )
     except Exception as exc:
         logger.warning("tool executor raised: %s", exc)
         ran = _error_results(to_run, f"tool executor failed: {type(exc).__name__}: {exc}")

@@ -26,12 +26,12 @@ _STOP_WORDS = (
 _EN_STOP = frozenset(_STOP_WORDS.split(" "))
 _ZH_STOP = frozenset("的了是吗呢吧啊呀么什怎我你您他她它们在有和与及或请问一下个这那哪")
 
-_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}\s|\|)")
+_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|[0-9]+[.)]\s|#{1,6}\s|\|)")
 # Headings, table separator rows and bold-only labels ("**Your first day**") are not answers.
 _NOT_AN_ANSWER = re.compile(r"^(?:#{1,6}\s|[|:\-\s]+$|(?:[-*+]\s+)?\*\*[^*]+\*\*:?$)")
 _LABEL = re.compile(r"^\*\*[^*]+\*\*:?$")
 _MIN_UNIT_CHARS = 6
-_ENUMERATOR = re.compile(r"^\d+[.)]\s+")
+_ENUMERATOR = re.compile(r"^[0-9]+[.)]\s+")
 _CJK_EDGE = re.compile(f"[{CJK_RANGES}，。！？；：、）》」』]")
 
 

@@ -46,12 +46,15 @@ class ToolRuntimeInfo:
     """What a tool may know about the call it serves.
 
     `request_id` is stable for one (thread, call) pair: a side-effect tool records it together with
-    its effect so that a retried or replayed call never repeats the effect.
+    its effect so that a retried or replayed call never repeats the effect. `filters` are the
+    session's retrieval filters (e.g. its tenant): a tool that searches must apply them, so a tool can
+    never see more than the graph's own retrieval.
     """
 
     request_id: str
     thread_id: str
     call_id: str
+    filters: dict[str, Any] | None = None
 
 
 ToolFunc = Callable[..., Any]
@@ -60,7 +63,7 @@ ToolFunc = Callable[..., Any]
 def format_validation_error(exc: ValidationError, *, max_input_chars: int = 80) -> str:
     r"""Render a pydantic `ValidationError` as one readable line naming each failing field.
 
-    Example: ``order_id: String should match pattern '^\d{12}$' (got '123'); foo: Extra inputs are
+    Example: ``order_id: String should match pattern '^[0-9]{12}$' (got '123'); foo: Extra inputs are
     not permitted``.
     """
     parts = []

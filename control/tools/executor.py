@@ -36,6 +36,11 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+def _quoted(name: str, limit: int = 80) -> str:
+    """`name` quoted for an error message, cut to `limit` characters (a 1 MB name is not echoed back)."""
+    return repr(name) if len(name) <= limit else f"{name[:limit]!r}… ({len(name)} characters)"
+
+
 def request_id_for(thread_id: str, call_id: str) -> str:
     """Return the idempotency key of a call: sha256(thread_id + ":" + call_id), first 24 hex chars."""
     return hashlib.sha256(f"{thread_id}:{call_id}".encode()).hexdigest()[:24]
@@ -136,8 +141,13 @@ class ContractToolExecutor:
         self.max_calls_per_turn = max_calls_per_turn
         self.result_char_cap = result_char_cap
 
-    def execute(self, calls: list[ToolCall], *, thread_id: str) -> list[ToolResult]:
-        """Run `calls` in order and return one `ToolResult` per call; never raises."""
+    def execute(
+        self, calls: list[ToolCall], *, thread_id: str, filters: dict[str, Any] | None = None
+    ) -> list[ToolResult]:
+        """Run `calls` in order and return one `ToolResult` per call; never raises.
+
+        `filters` (the session's retrieval filters) reach every tool as `ToolRuntimeInfo.filters`.
+        """
         results: list[ToolResult] = []
         for index, call in enumerate(calls):
             started = time.perf_counter()
@@ -147,10 +157,10 @@ class ContractToolExecutor:
                         call,
                         "budget_exceeded",
                         f"per-turn tool call budget of {self.max_calls_per_turn} exhausted; "
-                        f"call {call.name!r} was not executed",
+                        f"call {_quoted(call.name)} was not executed",
                     )
                 else:
-                    result = self._execute_one(call, thread_id)
+                    result = self._execute_one(call, thread_id, filters)
             except Exception as exc:  # the executor never raises into the graph
                 logger.exception("unexpected failure executing tool call %s", call.id)
                 result = self._refuse(call, "error", f"internal error: {type(exc).__name__}: {exc}")
@@ -162,11 +172,11 @@ class ContractToolExecutor:
     def _refuse(call: ToolCall, status: ToolStatus, error: str, attempts: int = 0) -> ToolResult:
         return ToolResult(call_id=call.id, name=call.name, status=status, error=error, attempts=attempts)
 
-    def _execute_one(self, call: ToolCall, thread_id: str) -> ToolResult:
+    def _execute_one(self, call: ToolCall, thread_id: str, filters: dict[str, Any] | None) -> ToolResult:
         contract = self.registry.get(call.name)
         if contract is None:
             return self._refuse(
-                call, "unknown_tool", f"unknown tool {call.name!r}; available: {self.registry.names()}"
+                call, "unknown_tool", f"unknown tool {_quoted(call.name)}; available: {self.registry.names()}"
             )
         if call.name not in self.allow_list:
             logger.warning("refused tool %r: not in this session's allow-list", call.name)
@@ -180,7 +190,10 @@ class ContractToolExecutor:
                 f"invalid arguments for {call.name}: {format_validation_error(exc)}",
             )
         runtime = ToolRuntimeInfo(
-            request_id=request_id_for(thread_id, call.id), thread_id=thread_id, call_id=call.id
+            request_id=request_id_for(thread_id, call.id),
+            thread_id=thread_id,
+            call_id=call.id,
+            filters=filters,
         )
         return self._run_with_retries(call, contract, args, runtime)
 

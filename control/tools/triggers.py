@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from haygraph.control.errors import ToolContractError
+from haygraph.control.language import normalize_input
 from haygraph.control.texts import Bilingual
 
 
@@ -95,18 +96,18 @@ class EntityArgument:
             object.__setattr__(self, "_malformed_regex", regex)
 
     def find_all(self, text: str) -> list[str]:
-        """Return every valid value in `text`, in order."""
-        return [match.group(0) for match in self._regex.finditer(text)]
+        """Return every valid value in `text` (NFKC-normalised first, see `normalize_input`), in order."""
+        return [match.group(0) for match in self._regex.finditer(normalize_input(text))]
 
     def without_values(self, text: str) -> str:
-        """Return `text` with every valid value blanked out."""
-        return self._regex.sub(" ", text)
+        """Return `text` (NFKC-normalised) with every valid value blanked out."""
+        return self._regex.sub(" ", normalize_input(text))
 
     def find_malformed(self, text: str) -> str | None:
-        """Return the first malformed value in `text`, or None."""
+        """Return the first malformed value in `text` (NFKC-normalised), or None."""
         if self._malformed_regex is None:
             return None
-        match = self._malformed_regex.search(text)
+        match = self._malformed_regex.search(normalize_input(text))
         return match.group(0) if match else None
 
     def clarification(self, question: str, wrong: str | None = None) -> str:

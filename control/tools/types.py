@@ -48,6 +48,11 @@ class ToolResult(BaseModel):
 class ToolExecutor(Protocol):
     """Executes the calls of one turn under the contracts, allow-list and call budget."""
 
-    def execute(self, calls: list[ToolCall], *, thread_id: str) -> list[ToolResult]:
-        """Run `calls` in order and return one result per call (or a budget_exceeded result)."""
+    def execute(
+        self, calls: list[ToolCall], *, thread_id: str, filters: dict[str, Any] | None = None
+    ) -> list[ToolResult]:
+        """Run `calls` in order and return one result per call (or a budget_exceeded result).
+
+        `filters` are the session's retrieval filters, handed to every tool (`ToolRuntimeInfo.filters`).
+        """
         ...

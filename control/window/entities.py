@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from haygraph.control.errors import ConfigError
+from haygraph.control.language import normalize_input
 
 ENTITY_KINDS = ("dates", "money", "user_ids", "emails", "products")
 """The built-in kinds, always present in `extract_entities` results (declared kinds are added)."""
@@ -58,17 +59,20 @@ _MONTHS = {
     for name in names
 }
 _MONTH = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(?P<d>\d{1,2})(?:st|nd|rd|th)?"
-_NUM = r"(?P<amt>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_DAY = r"(?P<d>[0-9]{1,2})(?:st|nd|rd|th)?"
+_NUM = r"(?P<amt>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
 _WEEKDAY_EN = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|year"
 
 _DATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"(?<!\d)(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?!\d)"), "ymd"),
-    (re.compile(r"(?<!\d)(?P<y>\d{4})\s*年\s*(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]"), "ymd"),
-    (re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+(?P<y>\d{{4}})\b", re.IGNORECASE), "ymd"),
-    (re.compile(rf"\b{_DAY}\s+{_MONTH},?\s+(?P<y>\d{{4}})\b", re.IGNORECASE), "ymd"),
-    (re.compile(r"(?<![\d年])(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]"), "md"),
-    (re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*(?:,\s*)?\d)", re.IGNORECASE), "md"),
+    (re.compile(r"(?<![0-9])(?P<y>[0-9]{4})[-/.](?P<m>[0-9]{1,2})[-/.](?P<d>[0-9]{1,2})(?![0-9])"), "ymd"),
+    (
+        re.compile(r"(?<![0-9])(?P<y>[0-9]{4})\s*年\s*(?P<m>[0-9]{1,2})\s*月\s*(?P<d>[0-9]{1,2})\s*[日号]"),
+        "ymd",
+    ),
+    (re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+(?P<y>[0-9]{{4}})\b", re.IGNORECASE), "ymd"),
+    (re.compile(rf"\b{_DAY}\s+{_MONTH},?\s+(?P<y>[0-9]{{4}})\b", re.IGNORECASE), "ymd"),
+    (re.compile(r"(?<![0-9年])(?P<m>[0-9]{1,2})\s*月\s*(?P<d>[0-9]{1,2})\s*[日号]"), "md"),
+    (re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*(?:,\s*)?[0-9])", re.IGNORECASE), "md"),
     (
         re.compile(
             r"(?:下下|下|上|本|这)个?(?:周|星期|礼拜)[一二三四五六日天]|(?:今|明|后|昨|前)天|大后天|下个?月|下周"
@@ -85,19 +89,19 @@ _MONEY_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"(?:人民币|RMB|CNY|[¥￥])\s*{_NUM}\s*(?:元|块钱|块)?", re.IGNORECASE), "CNY"),
     (re.compile(rf"(?:US)?\$\s*{_NUM}"), "USD"),
     (re.compile(rf"€\s*{_NUM}"), "EUR"),
-    (re.compile(rf"(?<![\d.,]){_NUM}\s*(?:USD\b|dollars?\b|美元|美金)", re.IGNORECASE), "USD"),
-    (re.compile(rf"(?<![\d.,]){_NUM}\s*(?:EUR\b|euros?\b|欧元)", re.IGNORECASE), "EUR"),
-    (re.compile(rf"(?<![\d.,]){_NUM}\s*(?:元|块钱|块|CNY\b|RMB\b)", re.IGNORECASE), "CNY"),
+    (re.compile(rf"(?<![0-9.,]){_NUM}\s*(?:USD\b|dollars?\b|美元|美金)", re.IGNORECASE), "USD"),
+    (re.compile(rf"(?<![0-9.,]){_NUM}\s*(?:EUR\b|euros?\b|欧元)", re.IGNORECASE), "EUR"),
+    (re.compile(rf"(?<![0-9.,]){_NUM}\s*(?:元|块钱|块|CNY\b|RMB\b)", re.IGNORECASE), "CNY"),
 ]
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _USER_ID_PATTERNS = [
     re.compile(
         r"(?:工号|员工号|员工编号|用户ID|用户编号|employee\s*(?:id|no\.?|number)|user\s*(?:id|no\.?)|"
-        r"staff\s*(?:id|no\.?))\s*(?:is|为|是)?\s*[:：#]?\s*(?P<id>[A-Za-z]{0,3}-?\d{3,})",
+        r"staff\s*(?:id|no\.?))\s*(?:is|为|是)?\s*[:：#]?\s*(?P<id>[A-Za-z]{0,3}-?[0-9]{3,})",
         re.IGNORECASE,
     ),
-    re.compile(r"(?<![A-Za-z0-9@-])(?P<id>[UE]-?\d{4,})(?![A-Za-z0-9@])"),
+    re.compile(r"(?<![A-Za-z0-9@-])(?P<id>[UE]-?[0-9]{4,})(?![A-Za-z0-9@])"),
 ]
 _MODEL_NUMBER = re.compile(
     r"(?:型号|\bmodel)\s*(?:is|为|是)?\s*[:：]?\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])", re.I
@@ -176,6 +180,7 @@ def _extract_cached(text: str, config: EntityConfig) -> dict[str, tuple[str, ...
 
 
 def _extract(text: str, config: EntityConfig) -> dict[str, list[str]]:
+    text = normalize_input(text)  # full-width digits and letters are ids too; patterns are ASCII-only
     found: dict[str, list[str]] = {kind: [] for kind in ENTITY_KINDS}
     for kind, _pattern in config.patterns:
         found.setdefault(kind, [])
@@ -201,7 +206,9 @@ def _extract(text: str, config: EntityConfig) -> dict[str, list[str]]:
         scan(_compiled(declared), kind, lambda m: m.group(0))
     for name in sorted(config.product_names, key=len, reverse=True):
         scan(re.compile(re.escape(name), re.IGNORECASE), "products", lambda m, name=name: name)
-    scan(_MODEL_NUMBER, "products", lambda m: m.group("name") if re.search(r"\d", m.group("name")) else None)
+    scan(
+        _MODEL_NUMBER, "products", lambda m: m.group("name") if re.search(r"[0-9]", m.group("name")) else None
+    )
     if config.quoted_products:
         scan(_QUOTED, "products", lambda m: (m.group("name") or m.group("name2")).strip())
     for _, kind, value in sorted(hits, key=lambda hit: hit[0]):

@@ -29,7 +29,7 @@ from haygraph.control.window.tokens import TokenCounter, to_compact_json, trunca
 
 logger = logging.getLogger(__name__)
 
-_SPEC = re.compile(r"^(?:count\((?P<count>[\w.]+)\)|(?P<path>[\w.]+)(?:\[(?P<index>-?\d+)\])?)$")
+_SPEC = re.compile(r"^(?:count\((?P<count>[\w.]+)\)|(?P<path>[\w.]+)(?:\[(?P<index>-?[0-9]+)\])?)$")
 _MISSING = object()
 
 

@@ -54,7 +54,7 @@ class MemoryRetriever:
         return scored[:top_k]
 
 
-def lookup(chunk_id: str) -> Evidence | None:
+def lookup(chunk_id: str, filters: dict | None = None) -> Evidence | None:
     if chunk_id not in DOCS:
         return None
     source, text = DOCS[chunk_id]

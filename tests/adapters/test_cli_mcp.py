@@ -63,7 +63,7 @@ class TestServeMCP:
         assert set(contracts) == {"search_knowledge_base", "get_chunk"}
         assert not any(c.side_effects for c in contracts.values())
         schema = contracts["search_knowledge_base"].model_schema()["function"]["parameters"]
-        assert set(schema["properties"]) == {"query", "top_k"} and schema["required"] == ["query"]
+        assert set(schema["properties"]) == {"query", "top_k", "filters"} and schema["required"] == ["query"]
 
     def test_search_returns_hits_whose_ids_exist_in_the_store(
         self, executor: ContractToolExecutor, kb: KnowledgeBase

@@ -114,7 +114,7 @@ class TestOrderTrigger:
 
     def test_order_ids_are_a_declared_entity_kind(self, registry):
         config = EntityConfig(patterns=registry.entity_patterns())
-        assert registry.entity_patterns() == (("order_ids", r"(?<!\d)\d{12}(?!\d)"),)
+        assert registry.entity_patterns() == (("order_ids", r"(?<![0-9])[0-9]{12}(?![0-9])"),)
         assert extract_entities("1234567890123", config)["order_ids"] == []
         assert extract_entities("orders 123456789012 and 210987654321", config)["order_ids"] == [
             "123456789012",
@@ -310,3 +310,42 @@ class TestExampleRegistry:
         assert (
             OrdersDatabase(path).get_order("202406030017")["shipping_address"] != "1 Attacker Lane, Nowhere"
         )
+
+
+FULL_WIDTH = "２０２４０５１２０００１"  # NFKC: 202405120001, an order in the demo database
+ARABIC_INDIC = "٢٠٢٤٠٥١٢٠٠٠١"
+DEVANAGARI = "२०२४०५१२०००१"
+
+
+class TestUnicodeDigits:
+    """Order ids are ASCII digits; full-width input is NFKC-normalised first, other scripts are refused."""
+
+    @pytest.fixture()
+    def registry(self, db):
+        return build_example_registry(db)
+
+    def test_full_width_order_number_is_routed_and_found(self, registry, db):
+        decision = route_question(f"帮我查一下订单 {FULL_WIDTH} 的物流", None, registry)
+        assert decision.tool_call == order_call("202405120001")
+        executor = ContractToolExecutor(registry, DEFAULT_ALLOW_LIST)
+        [result] = executor.execute([order_call(FULL_WIDTH)], thread_id="t")
+        assert result.status == "ok" and result.content["order_id"] == "202405120001"
+
+    @pytest.mark.parametrize("digits", [ARABIC_INDIC, DEVANAGARI])
+    def test_other_script_digits_are_not_order_numbers(self, registry, digits):
+        decision = route_question(f"Where is my order {digits}?", None, registry)
+        assert decision.tool_call is None and decision.route == "clarify"
+        assert extract_entities(f"order {digits}", EntityConfig(patterns=registry.entity_patterns())) == {
+            "dates": [], "money": [], "user_ids": [], "emails": [], "products": [], "order_ids": []
+        }  # fmt: skip
+        executor = ContractToolExecutor(registry, DEFAULT_ALLOW_LIST)
+        [result] = executor.execute([order_call(digits)], thread_id="t")
+        assert (
+            result.status == "invalid_arguments" and "order_id: String should match pattern" in result.error
+        )
+
+    def test_full_width_entities_are_remembered_in_ascii(self, registry):
+        config = EntityConfig(patterns=registry.entity_patterns())
+        assert extract_entities(f"订单{FULL_WIDTH}", config)["order_ids"] == ["202405120001"]
+        assert extract_entities("２０２４年５月１２日", config)["dates"] == ["2024-05-12"]
+        assert extract_entities("٢٠٢٤-٠٥-١٢", config)["dates"] == []

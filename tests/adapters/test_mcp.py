@@ -83,7 +83,7 @@ class TestMCPServer:
         # the allowed example tools join the two built-in ones; update_shipping_address is not allowed
         assert set(tools) == {"search_knowledge_base", "get_chunk", "query_order", "create_ticket", "today",
                               "count_workdays"}  # fmt: skip
-        assert tools["query_order"].inputSchema["properties"]["order_id"]["pattern"] == r"^\d{12}$"
+        assert tools["query_order"].inputSchema["properties"]["order_id"]["pattern"] == r"^[0-9]{12}$"
         result = asyncio.run(server.call_tool("query_order", {"order_id": "202405120001"}))
         assert "SF Express" in json.dumps(result, default=str)
         with pytest.raises(ToolError, match="query_order error: order 202405120099 not found"):

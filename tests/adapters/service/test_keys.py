@@ -85,3 +85,9 @@ def test_readme_keys_example_is_valid() -> None:
     assert ring.authenticate("Bearer hg-globex-8a1e5c3f7b") == Caller(
         tenant="globex", tools=("today", "search_knowledge_base")
     )
+
+
+@pytest.mark.parametrize("tenant", ["   ", "A\u200b", "x" * 200])
+def test_an_unusable_tenant_is_a_config_error(tenant: str) -> None:
+    with pytest.raises(ServiceConfigError, match="tenant"):
+        parse_api_keys({"hg-0123456789abcdef": {"tenant": tenant}})

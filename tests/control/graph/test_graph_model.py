@@ -97,7 +97,9 @@ class TestModelRouting:
         calls: list[list[ToolCall]] = []
 
         class Executor:
-            def execute(self, tool_calls: list[ToolCall], *, thread_id: str) -> list[ToolResult]:
+            def execute(
+                self, tool_calls: list[ToolCall], *, thread_id: str, filters: dict[str, Any] | None = None
+            ) -> list[ToolResult]:
                 calls.append(tool_calls)
                 return [
                     ToolResult(

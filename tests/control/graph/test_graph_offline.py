@@ -199,7 +199,9 @@ class RecordingExecutor:
         self.results = results
         self.calls: list[tuple[list[ToolCall], str]] = []
 
-    def execute(self, calls: list[ToolCall], *, thread_id: str) -> list[ToolResult]:
+    def execute(
+        self, calls: list[ToolCall], *, thread_id: str, filters: dict[str, Any] | None = None
+    ) -> list[ToolResult]:
         self.calls.append((calls, thread_id))
         if isinstance(self.results, Exception):
             raise self.results

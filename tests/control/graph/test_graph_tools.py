@@ -112,7 +112,9 @@ class TestOfflineTools:
         seen: list[str] = []
 
         class Recorder:
-            def execute(self, tool_calls: list[ToolCall], *, thread_id: str) -> list[ToolResult]:
+            def execute(
+                self, tool_calls: list[ToolCall], *, thread_id: str, filters: dict[str, Any] | None = None
+            ) -> list[ToolResult]:
                 seen.append(thread_id)
                 return [
                     ToolResult(call_id=c.id, name=c.name, status="ok", content={"a": 1}) for c in tool_calls

@@ -82,3 +82,20 @@ class TestTriggerOnContract:
     def test_not_a_trigger_is_refused(self) -> None:
         with pytest.raises(ToolContractError, match="offline_trigger must be an OfflineTrigger"):
             contract({"keywords": ["room"]})  # type: ignore[arg-type]
+
+
+class TestEntityNormalisation:
+    """Entity values are found in NFKC-normalised text with ASCII-only patterns."""
+
+    def test_full_width_digits_match_and_other_scripts_do_not(self) -> None:
+        entity = EntityArgument(
+            argument="order_id",
+            kind="order_ids",
+            pattern=r"(?<![0-9])[0-9]{12}(?![0-9])",
+            malformed=r"(?<![0-9])[0-9]{5,}(?![0-9])",
+            ask=Bilingual(en="number?", zh="号码？"),
+        )
+        assert entity.find_all("订单２０２４０５１２０００１") == ["202405120001"]
+        assert entity.find_malformed("order １２３４５") == "12345"
+        assert entity.find_all("order ٢٠٢٤٠٥١٢٠٠٠١ and २०२४०५१२०००१") == []
+        assert entity.find_malformed("order ٢٠٢٤٠٥١٢٠٠٠١") is None

@@ -1,0 +1,15 @@
+"""Errors of `haygraph.adapters` (outside the HTTP service, which has its own `service.errors`).
+
+One base class; each subclass is also the built-in it refines (`ValueError`), so callers that catch
+the built-in keep working, and the CLI reports them as one line.
+"""
+
+from __future__ import annotations
+
+
+class AdapterError(Exception):
+    """Base class of every error raised by `haygraph.adapters` (outside `haygraph.adapters.service`)."""
+
+
+class ScopeError(AdapterError, ValueError):
+    """A tenant or a filter given to a retrieval surface is invalid; the message names it and the fix."""
