@@ -5,7 +5,9 @@ cached embeddings are those of ``benchmarks.bench_retrieval`` (real corpora from
 so vectors come from the shared embedding cache. Both stores receive the same embedded chunks in the same
 run; index time is write + BM25 (bm25s index, or sparse vectors pushed to Qdrant) + save. Query latency is
 the whole query pipeline per mode (retrievers, fusion, cut, relevance) with the query vector precomputed,
-so the embedding model is not timed.
+so the embedding model is not timed. With ``--random-vectors`` the chunks and queries get seeded random
+384-d unit vectors instead of model embeddings (exact search costs the same whatever the values; use it
+when the embedding cache does not hold the chunks, which takes ~10 min per 20k chunks to fill here).
 
 Qdrant local mode is the client's embedded engine: exact search in Python/numpy with no HNSW and no
 payload indexes, so it measures the integration, not a Qdrant server. This is a script, not a test.
@@ -17,6 +19,7 @@ import argparse
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -38,15 +41,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=20_000, help="store size in chunks (default 20000)")
     parser.add_argument("--queries", type=int, default=100, help="queries timed per mode (default 100)")
+    parser.add_argument("--random-vectors", action="store_true", help="seeded random vectors, no model")
     args = parser.parse_args(argv)
     root = datasets_root()
     work = Path(tempfile.mkdtemp(prefix="bench-qdrant-"))
     try:
-        chunks = embed_chunks(load_chunks(root, args.chunks), RetrievalConfig())
+        chunks = load_chunks(root, args.chunks)
         queries = load_queries(root, args.queries)
-        embedder = QueryEmbedder()
-        embedder.warm_up()
-        vectors = [embedder.run(text=q)["embedding"] for q in queries]
+        if args.random_vectors:
+            rng = np.random.default_rng(0)
+            units = rng.normal(size=(len(chunks) + len(queries), 384)).astype(np.float32)
+            units /= np.linalg.norm(units, axis=1, keepdims=True)
+            chunks = [replace(c, embedding=units[i].tolist()) for i, c in enumerate(chunks)]
+            vectors = [units[len(chunks) + i].tolist() for i in range(len(queries))]
+        else:
+            chunks = embed_chunks(chunks, RetrievalConfig())
+            embedder = QueryEmbedder()
+            embedder.warm_up()
+            vectors = [embedder.run(text=q)["embedding"] for q in queries]
 
         embedded = EmbeddedDocumentStore(path=str(work / "embedded"))
         start = time.perf_counter()
