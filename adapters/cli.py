@@ -109,7 +109,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         kb = KnowledgeBase.open(store)
     else:
         kb = KnowledgeBase(_load_config(args.config), store_dir=store)
-        if store_exists(store):
+        if store_exists(store) and kb.config.store.backend == "embedded":
             from haygraph.retrieval.store import EmbeddedDocumentStore
 
             kb.store = EmbeddedDocumentStore.load(store)
@@ -240,11 +240,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_search)
 
-    from haygraph.adapters import cli_agent, cli_serve
+    from haygraph.adapters import cli_agent, cli_serve, cli_store
     from haygraph.eval import cli as eval_cli
 
     cli_agent.register(sub)
     cli_serve.register(sub)
+    cli_store.register(sub)
     eval_cli.register(sub)
     for command in sub.choices.values():
         _add_global_flags(command, on_command=True)

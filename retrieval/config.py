@@ -270,6 +270,48 @@ class QueryConfig(_Section):
     relevance: RelevanceConfig = RelevanceConfig()
 
 
+class StoreConfig(_Section):
+    """Where the documents, vectors and BM25 statistics live (the store backend).
+
+    ``embedded`` (default): one directory, loaded into the process (`EmbeddedDocumentStore`).
+    ``qdrant``: a Qdrant collection through `qdrant-haystack` — give exactly one of `url` (a server or
+    cluster), `path` (local mode on disk) or `location` (``":memory:"``, local mode in memory).
+    """
+
+    backend: Literal["embedded", "qdrant"] = "embedded"
+    url: str | None = Field(default=None, description="Qdrant server URL, e.g. http://localhost:6333.")
+    path: str | None = Field(default=None, description="Directory of a Qdrant local-mode (embedded) store.")
+    location: str | None = Field(default=None, description='":memory:" for an in-memory local-mode store.')
+    collection: str = Field(default="haygraph", min_length=1, max_length=255, pattern=r"^[A-Za-z0-9_.\-]+$")
+    api_key_env: str | None = Field(
+        default=None, description="Name of the environment variable holding the Qdrant API key."
+    )
+    fusion: Literal["haygraph", "qdrant"] = Field(
+        default="haygraph",
+        description="Hybrid fusion: ours (query.fusion: RRF or min-max, weights, presets) over Qdrant's "
+        "sparse and dense results, or Qdrant's server-side RRF.",
+    )
+    timeout: int = Field(default=10, gt=0, le=600, description="Seconds per Qdrant request.")
+    shard_number: int | None = Field(default=None, gt=0, le=1024, description="Shards of a new collection.")
+    replication_factor: int | None = Field(
+        default=None, gt=0, le=64, description="Copies of each shard of a new collection (cluster only)."
+    )
+
+    @model_validator(mode="after")
+    def _check_target(self) -> StoreConfig:
+        given = [k for k in ("url", "path", "location") if getattr(self, k) is not None]
+        if self.backend == "qdrant" and len(given) != 1:
+            raise ValueError(
+                "store.backend qdrant needs exactly one of store.url, store.path or store.location, "
+                f"but got {', '.join(given) or 'none'}"
+            )
+        if self.backend == "embedded" and given:
+            raise ValueError(f"store.{given[0]} only applies to store.backend qdrant")
+        if self.location is not None and self.location != ":memory:":
+            raise ValueError(f'store.location must be ":memory:", but got {self.location!r} (use store.url)')
+        return self
+
+
 class RetrievalConfig(_Section):
     """Everything needed to build the indexing and the query pipeline."""
 
@@ -278,6 +320,7 @@ class RetrievalConfig(_Section):
     bm25: BM25Config = BM25Config()
     dense: DenseConfig = DenseConfig()
     query: QueryConfig = QueryConfig()
+    store: StoreConfig = StoreConfig()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RetrievalConfig:

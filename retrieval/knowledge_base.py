@@ -8,7 +8,7 @@ import re
 import reprlib
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -187,13 +187,16 @@ class KnowledgeBase:
         if store_dir is not None and store_dir != "":
             store_root(store_dir)
         self.config = config or RetrievalConfig()
-        self.store = EmbeddedDocumentStore(path=str(store_dir) if store_dir else None)
+        self.store = _new_store(self.config, store_dir)
         self._runners: dict[str, QueryRunner] = {}
         self._query_memo = QueryMemo()
 
     @classmethod
-    def open(cls, store_dir: str | Path, config: RetrievalConfig | None = None) -> KnowledgeBase:
+    def open(cls, store_dir: str | Path | None, config: RetrievalConfig | None = None) -> KnowledgeBase:
         """Open a saved store with the settings it was indexed with, including its default query settings.
+
+        With ``config.store.backend == "qdrant"`` the store is the Qdrant collection the config names and
+        `store_dir` is ignored (pass None).
 
         The keys `config` sets explicitly override the store's query settings, retriever backends and
         runtime knobs; indexing settings it sets must equal the store's (`IndexSettingsMismatchError`
@@ -207,9 +210,27 @@ class KnowledgeBase:
             IndexSettingsMismatchError: `config` changes an indexing setting.
 
         """
+        if config is not None and config.store.backend == "qdrant":
+            return cls._open_qdrant(config)
+        if store_dir is None:
+            raise ArgumentError(
+                "store_dir must be a directory path (it may be None only when config.store.backend is qdrant)"
+            )
         store = EmbeddedDocumentStore.load(store_dir)
         where = str((store.version_dir or Path(store_dir)) / "manifest.json")
         kb = cls(merge_store_config(store.meta.get("config"), config, where=where), store_dir)
+        kb.store = store
+        return kb
+
+    @classmethod
+    def _open_qdrant(cls, config: RetrievalConfig) -> KnowledgeBase:
+        from haygraph.retrieval.qdrant.store import QdrantStore
+
+        store = QdrantStore.open(config.store, config.bm25)
+        merged = merge_store_config(store.meta.get("config"), config, where=store.path or "")
+        merged = merged.with_overrides(store=config.store.model_dump())  # where it is now, not where it was
+        store.use_bm25(merged.bm25)
+        kb = cls(merged)
         kb.store = store
         return kb
 
@@ -322,7 +343,7 @@ class KnowledgeBase:
         # The whole config is persisted: what shaped the index, and the store's default query settings.
         self.store.meta["config"] = self.config.model_dump(mode="json")
         self._build_bm25()
-        if save and self.store.path:
+        if self.store.path and (save or _saves_always(self.store)):
             self.store.save()
         self._runners.clear()
         return IndexReport(
@@ -394,7 +415,7 @@ class KnowledgeBase:
             keys = match_sources(self.store.documents, [str(n) for n in names], tenant, str(self.store.path))
             removed = self._delete_sources(keys)
             self._build_bm25()
-            if save and self.store.path:
+            if self.store.path and (save or _saves_always(self.store)):
                 self.store.save()
         self._runners.clear()
         return RemovalReport(
@@ -464,7 +485,8 @@ class KnowledgeBase:
             result.notes.append("query has no letters or digits; nothing to search for")
             return result
         start = time.perf_counter()
-        docs = runner.run(text, filters=filters, top_k=top_k)
+        with _backend_errors(self.store):
+            docs = runner.run(text, filters=filters, top_k=top_k)
         result.timings_ms["search"] = (time.perf_counter() - start) * 1000
         result.hits = [to_hit(d) for d in docs]
         return result
@@ -485,6 +507,26 @@ class KnowledgeBase:
             "config must be a QueryConfig, a RetrievalConfig, a mode name ('hybrid', 'bm25', 'dense') or "
             f"None, but got {_describe_value(config)}"
         )
+
+
+def _new_store(config: RetrievalConfig, store_dir: str | Path | None) -> EmbeddedDocumentStore:
+    """The store `config.store` asks for: an embedded one at `store_dir`, or a Qdrant collection."""
+    if config.store.backend == "qdrant":
+        from haygraph.retrieval.qdrant.store import QdrantStore
+
+        return QdrantStore(config.store, config.bm25)
+    return EmbeddedDocumentStore(path=str(store_dir) if store_dir else None)
+
+
+def _backend_errors(store: EmbeddedDocumentStore) -> AbstractContextManager[None]:
+    """Where the store has a remote backend, its failures during a query as `StoreError`s naming the fix."""
+    query_errors = getattr(store, "query_errors", None)
+    return query_errors() if query_errors is not None else nullcontext()
+
+
+def _saves_always(store: EmbeddedDocumentStore) -> bool:
+    """A Qdrant collection is the store itself: every change is pushed (`save=False` only skips disk)."""
+    return getattr(store, "settings", None) is not None
 
 
 def _as_paths(paths: Any) -> list[str | os.PathLike[str]]:

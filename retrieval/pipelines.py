@@ -49,7 +49,8 @@ logger = logging.getLogger(__name__)
 ALLOWED_MODULES = ["haygraph.retrieval", "haystack_integrations"]
 """Modules `loads_pipeline` trusts besides Haystack's own."""
 
-_RETRIEVERS = ("bm25", "dense")
+_RETRIEVERS = ("bm25", "dense", "hybrid")
+"""Names of the retrieval stages that take filters (``hybrid``: Qdrant's server-side fusion)."""
 
 
 @dataclass
@@ -161,31 +162,16 @@ def build_query_pipeline(
     cosine_for_relevance = include_relevance and q.mode == "bm25" and q.relevance.bm25_uses_cosine
     if embed_query and (q.mode in ("dense", "hybrid") or cosine_for_relevance):
         pipe.add_component("text_embedder", QueryEmbedder(model=config.embedder.model))
-    if q.mode in ("dense", "hybrid"):
-        dense_k = candidates if q.mode == "hybrid" else head_k
-        pipe.add_component(
-            "dense", _dense_retriever(config, store, dense_k, scale=q.mode == "dense" and q.cut.enabled)
-        )
-        if embed_query:
-            pipe.connect("text_embedder.embedding", "dense.query_embedding")
-    if q.mode in ("bm25", "hybrid"):
-        pipe.add_component(
-            "bm25", _bm25_retriever(config, store, candidates if q.mode == "hybrid" else head_k)
-        )
-    last = "dense" if q.mode == "dense" else "bm25"
-    if q.mode == "hybrid":
-        pipe.add_component(
-            "fusion",
-            HybridFusion(
-                method=q.fusion.method,
-                weights=q.fusion.resolved_weights(),
-                rrf_k=q.fusion.rrf_k,
-                top_k=head_k,
-            ),
-        )
-        pipe.connect("bm25.documents", "fusion.bm25_documents")
-        pipe.connect("dense.documents", "fusion.dense_documents")
-        last = "fusion"
+    if config.store.backend == "qdrant":
+        from haygraph.retrieval.qdrant.pipeline import add_qdrant_retrieval
+
+        last = add_qdrant_retrieval(pipe, config, store, q, candidates=candidates, head_k=head_k)
+    else:
+        last = _add_embedded_retrieval(pipe, config, store, q, candidates=candidates, head_k=head_k)
+    if embed_query and "text_embedder" in pipe.graph.nodes:
+        for name in ("dense", "hybrid"):
+            if name in pipe.graph.nodes:
+                pipe.connect("text_embedder.embedding", f"{name}.query_embedding")
     if reranker is not None:
         pipe.add_component("reranker", reranker)
         pipe.connect(f"{last}.documents", "reranker.documents")
@@ -206,6 +192,42 @@ def build_query_pipeline(
     info.components = list(pipe.graph.nodes)
     info.output = last
     return pipe, info
+
+
+def _add_embedded_retrieval(
+    pipe: Pipeline,
+    config: RetrievalConfig,
+    store: EmbeddedDocumentStore,
+    q: QueryConfig,
+    *,
+    candidates: int,
+    head_k: int,
+) -> str:
+    """Add the embedded store's retrievers (and the fusion in hybrid mode); return the last stage's name."""
+    if q.mode in ("dense", "hybrid"):
+        dense_k = candidates if q.mode == "hybrid" else head_k
+        pipe.add_component(
+            "dense", _dense_retriever(config, store, dense_k, scale=q.mode == "dense" and q.cut.enabled)
+        )
+    if q.mode in ("bm25", "hybrid"):
+        pipe.add_component(
+            "bm25", _bm25_retriever(config, store, candidates if q.mode == "hybrid" else head_k)
+        )
+    last = "dense" if q.mode == "dense" else "bm25"
+    if q.mode == "hybrid":
+        pipe.add_component(
+            "fusion",
+            HybridFusion(
+                method=q.fusion.method,
+                weights=q.fusion.resolved_weights(),
+                rrf_k=q.fusion.rrf_k,
+                top_k=head_k,
+            ),
+        )
+        pipe.connect("bm25.documents", "fusion.bm25_documents")
+        pipe.connect("dense.documents", "fusion.dense_documents")
+        last = "fusion"
+    return last
 
 
 def check_top_k(top_k: object) -> int:
@@ -243,14 +265,18 @@ def query_inputs(
     external_vector = "text_embedder" not in names and query_embedding is not None
     if "text_embedder" in names:
         data["text_embedder"] = {"text": query}
-    elif "dense" in names:
-        if query_embedding is None:
-            raise QueryError("this query pipeline has no text_embedder: pass query_embedding")
-        data["dense"] = {"query_embedding": query_embedding}
+    else:
+        for name in ("dense", "hybrid"):
+            if name in names:
+                if query_embedding is None:
+                    raise QueryError("this query pipeline has no text_embedder: pass query_embedding")
+                data[name] = {"query_embedding": query_embedding}
     for name in _RETRIEVERS:
         if name in names and filters:
             data.setdefault(name, {})["filters"] = filters
-    if "bm25" in names:
+    if "sparse_embedder" in names:  # Qdrant: BM25 as a sparse query vector
+        data["sparse_embedder"] = {"text": query}
+    elif "bm25" in names:
         data.setdefault("bm25", {})["query"] = query
     if "reranker" in names:
         data["reranker"] = {"query": query}
@@ -272,7 +298,8 @@ def _size_stages(pipeline: Pipeline, names: set[str], data: dict[str, dict[str, 
         if not stages:  # the retriever is the last ranking stage
             data.setdefault(name, {})["top_k"] = top_k
             continue
-        built = getattr(pipeline.get_component(name), "top_k", None)
+        stage = pipeline.get_component(name)
+        built = getattr(stage, "top_k", getattr(stage, "_top_k", None))  # qdrant-haystack keeps `_top_k`
         if built is not None and built < top_k:  # None: the stage passes everything on
             data.setdefault(name, {})["top_k"] = top_k
 
