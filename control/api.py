@@ -13,6 +13,8 @@ Result object of `run_turn` / `Agent.ask` / `ask` (the `--json` output of the CL
   "path":         [str],            # nodes visited this turn, e.g. ["analyze", "generate"]
   "query":        str,              # the rewritten retrieval query ("" when nothing was retrieved)
   "timings_ms":   {node: float, "total": float},
+  "notes":        [str],            # why a fallback was taken this turn (e.g. a model's malformed
+                                    # output, with the reason); [] when nothing fell back
 }
 ```
 
@@ -42,7 +44,9 @@ from haygraph.control.tools.types import ToolExecutor
 
 logger = logging.getLogger(__name__)
 
-RESULT_KEYS = ("status", "route", "answer", "evidence_ids", "evidence", "path", "query", "timings_ms")
+RESULT_KEYS = (
+    "status", "route", "answer", "evidence_ids", "evidence", "path", "query", "timings_ms", "notes",
+)  # fmt: skip
 
 
 def result_from_state(state: dict[str, Any], total_ms: float) -> dict[str, Any]:
@@ -57,6 +61,7 @@ def result_from_state(state: dict[str, Any], total_ms: float) -> dict[str, Any]:
         "path": list(state.get("path") or []),
         "query": state.get("query") or "",
         "timings_ms": {**dict(state.get("timings_ms") or {}), "total": total_ms},
+        "notes": list(state.get("notes") or []),
     }
 
 

@@ -53,6 +53,7 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "query": "",
         "queries": [],
         "evidence": Overwrite([]),
+        "notes": [],
         "tool_calls": [],
         "tool_results": Overwrite([]),
         "intent": None,
@@ -81,7 +82,9 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         history=_history(state),
         entities=entities,
         turn=update["turn"],
+        mode=ctx.structured_mode,
     )
+    notes = list(plan.notes)
     decision = plan.decision
     update.update(
         entities=entities,
@@ -94,18 +97,24 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if decision.route == "clarify" and not decision.clarification:
         update["clarification"] = NEED_DETAILS.for_question(text)
     if decision.route == "retrieve":
-        queries = _rewrite(ctx, text, _history(state), entities)
+        queries = _rewrite(ctx, text, _history(state), entities, notes)
         update.update(queries=queries, query=queries[0])
+    if notes:
+        update["notes"] = notes
     return update
 
 
-def _rewrite(ctx: Context, text: str, history: list[AnyMessage], entities: dict[str, list[str]]) -> list[str]:
+def _rewrite(
+    ctx: Context, text: str, history: list[AnyMessage], entities: dict[str, list[str]], notes: list[str]
+) -> list[str]:
+    """Rewrite with the model when there is one; on its failure use the rules and add a note."""
     model = ctx.chat_model
     if model is not None:
         try:
-            return model_rewrite(model, text, history=history, entities=entities)
+            return model_rewrite(model, text, history=history, entities=entities, mode=ctx.structured_mode)
         except Exception as exc:
             logger.warning("model rewriting failed, using the rules: %s", exc)
+            notes.append(f"model rewriting failed, rules used: {exc}")
     return rewrite_query(text)
 
 
@@ -173,28 +182,36 @@ def tool_exec(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def answer_from_evidence(
-    ctx: Context, state: State, prompt: AssembledPrompt, evidence: list[Evidence]
+    ctx: Context,
+    state: State,
+    prompt: AssembledPrompt,
+    evidence: list[Evidence],
+    notes: list[str] | None = None,
 ) -> tuple[str | None, list[str], Status]:
     """Answer from the evidence kept in the budgeted prompt: the model's (validated) or the extractive one.
 
     The model may cite only evidence that is in `prompt`; the extractive answer uses the same
-    evidence, so both modes answer from exactly what fitted in the window.
+    evidence, so both modes answer from exactly what fitted in the window. Why a model answer was
+    not used (malformed output, invalid citations) is appended to `notes`.
     """
+    notes = notes if notes is not None else []
     question = state["question"]
     allowed = set(prompt.evidence_ids)
     kept = [e for e in evidence if e.id in allowed]
     model = ctx.chat_model
     if model is not None:
         try:
-            grounded = model_generate(model, prompt.to_langchain())
+            grounded = model_generate(model, prompt.to_langchain(), mode=ctx.structured_mode)
         except Exception as exc:
             logger.warning("model generation failed, falling back to the extractive answer: %s", exc)
+            notes.append(f"model generation failed, extractive answer used: {exc}")
         else:
             cited = list(dict.fromkeys(grounded.evidence_ids))
             if not grounded.answer.strip():
                 return insufficient_message(question), [], "insufficient_evidence"
             if not cited or any(i not in allowed for i in cited):
                 logger.warning("model answer rejected: cited %s, allowed %s", cited, sorted(allowed))
+                notes.append(f"model answer rejected: cited {cited}, retrieved {sorted(allowed)}")
                 return None, [], "rejected"
             return grounded.answer.strip(), cited, "completed"
     extracted = extractive_answer(state.get("query") or question, kept)
@@ -261,7 +278,9 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             if usable:
                 prompt = build_turn_prompt(ctx, state, evidence=usable)
                 update["context_budget"] = prompt.budget
-                answer, evidence_ids, status = answer_from_evidence(ctx, state, prompt, usable)
+                notes: list[str] = list(state.get("notes") or [])
+                answer, evidence_ids, status = answer_from_evidence(ctx, state, prompt, usable, notes)
+                update["notes"] = notes
             elif state.get("retrieval_error"):
                 answer, status = KNOWLEDGE_BASE_UNAVAILABLE.for_question(question), "degraded"
             else:

@@ -101,6 +101,10 @@ class State(InputState, total=False):
     retrieval_error: str | None
     """Why retrieval failed this turn (retriever missing or raising); None when it worked."""
 
+    notes: list[str]
+    """Why a fallback was taken this turn (a model's malformed output and the rules or extractive
+    answer used instead, ...); empty when nothing fell back. Reset by `analyze`."""
+
     entities: dict[str, list[str]]
     """Key facts extracted from the conversation ("dates", kinds the tools declare...); kept across turns."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
@@ -26,6 +26,7 @@ from langchain_core.tools import BaseTool
 
 from haygraph.control.errors import ModelOutputError
 from haygraph.control.planning.model_calls import model_route
+from haygraph.control.planning.model_mode import ModelMode
 from haygraph.control.planning.routing import RouteDecision, route_question
 from haygraph.control.prompts import (
     CATALOGUE_HEAD,
@@ -49,6 +50,8 @@ class TurnPlan:
     decision: RouteDecision
     calls: list[ToolCall] = field(default_factory=list)
     intent: str | None = None
+    notes: list[str] = field(default_factory=list)
+    """Why the model's plan was not used (its output failed, or the tools were chosen by the rules)."""
 
 
 def _describe(contract: ToolContract) -> str:
@@ -166,8 +169,12 @@ def plan_turn(
     history: Sequence[AnyMessage] = (),
     entities: Mapping[str, Sequence[str]] | None = None,
     turn: int = 1,
+    mode: ModelMode = ModelMode.NATIVE,
 ) -> TurnPlan:
     """Route `text` and choose its tool calls (see the module docstring); never raises.
+
+    In `ModelMode.JSON` (a model without tool calling) the model routes, but a tool route's calls
+    come from the offline rules (noted in `TurnPlan.notes`).
 
     `model` None = the offline rules over `registry`'s triggers; `allow_list` is the session's
     (only those tools are shown to a model). `turn` (the turn's number in the thread) makes ids of
@@ -180,9 +187,14 @@ def plan_turn(
     allow = list(allow_list)
     try:
         catalogue = tool_catalogue(registry, allow) if registry is not None else None
-        decision = model_route(model, text, history=history, entities=facts_entities, catalogue=catalogue)
+        decision = model_route(
+            model, text, history=history, entities=facts_entities, catalogue=catalogue, mode=mode
+        )
         if decision.route != "tool":
             return TurnPlan(decision=decision, intent=decision.intent)
+        if mode is ModelMode.JSON:
+            plan = _rules_plan(text, facts_entities, registry)
+            return replace(plan, notes=["model has no tool calling: tool calls chosen by the rules"])
         if registry is None:  # no catalogue: the router named the tool and its arguments itself
             call = decision.tool_call
             return TurnPlan(decision=decision, calls=[call] if call else [], intent=decision.intent)
@@ -204,7 +216,8 @@ def plan_turn(
         )
     except Exception as exc:
         logger.warning("model routing / tool choice failed, using the rules: %s", exc)
-        return _rules_plan(text, facts_entities, registry)
+        plan = _rules_plan(text, facts_entities, registry)
+        return replace(plan, notes=[f"model routing failed, rules used: {exc}"])
     if isinstance(reply, str):
         clarify = decision.model_copy(update={"route": "clarify", "intent": intent, "clarification": reply})
         return TurnPlan(decision=clarify, intent=intent)

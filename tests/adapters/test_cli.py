@@ -23,7 +23,17 @@ from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 pytestmark = pytest.mark.integration
 
-RESULT_KEYS = {"status", "route", "answer", "evidence_ids", "evidence", "path", "query", "timings_ms"}
+RESULT_KEYS = {
+    "status",
+    "route",
+    "answer",
+    "evidence_ids",
+    "evidence",
+    "path",
+    "query",
+    "timings_ms",
+    "notes",
+}
 EVIDENCE_KEYS = {"id", "text", "score", "source"}
 LEAVE_QUESTION = "How many days of annual leave do I get?"
 ORDER = "202405120001"
