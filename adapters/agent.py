@@ -8,6 +8,7 @@ from typing import Any
 
 from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.adapters.local_llm import is_local_spec, load_local_chat_model
 from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.control.api import Agent
 from haygraph.control.errors import ConfigError
@@ -39,7 +40,8 @@ def build_agent(
       seeded demo SQLite database at `orders_db` (default `<store_dir>/orders.sqlite`, created on
       first use), restricted to `allow_list`, at most `max_calls_per_turn` calls per turn;
     - threads: persisted in SQLite at `threads_db` when given (the CLI's `chat`), else in memory;
-    - `model`: a LangChain chat model or a `provider:model` string; None = offline mode;
+    - `model`: a LangChain chat model, a `provider:model` string, or `local:smollm2` (the bundled
+      local model of the `local-llm` extra, `haygraph.adapters.local_llm`); None = offline mode;
     - `query`: query settings (mode, fusion, cut, relevance) instead of the knowledge base's defaults;
     - `settings`: further `haygraph.control.Context` fields (relevance_threshold, top_k, filters, ...).
 
@@ -47,6 +49,8 @@ def build_agent(
     """
     if orders_db is not None and not example_tools:
         raise ConfigError("orders_db is the example tools' database: pass example_tools=True to use it")
+    if is_local_spec(model):
+        model = load_local_chat_model(model)
     kb = KnowledgeBase.open(store_dir, config=config)
     retriever = HaystackRetriever(kb, query)
     executor = None
