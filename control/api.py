@@ -16,7 +16,8 @@ Result object of `run_turn` / `Agent.ask` / `ask` (the `--json` output of the CL
   "timings_ms":   {node: float, "total": float},
   "notes":        [str],            # why the turn degraded or what was withheld, e.g.
                                     # "model unavailable (RateLimitError: ...); answered extractively",
-                                    # "retrieval failed: TimeoutError: ...", "model answer rejected: ..."
+                                    # "retrieval failed: TimeoutError: ...", "model answer rejected: ...",
+                                    # a model's malformed output with the reason; [] when none
   "pending":      [{"call_id": str, "tool": str, "args": {...}}],
                                     # side-effect calls waiting for confirmation (needs_confirmation only)
 }

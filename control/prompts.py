@@ -100,3 +100,16 @@ SUMMARY_SYSTEM = (
 SUMMARY_MESSAGE = "Earlier summary:\n{previous}\n\nConversation:\n{transcript}"
 ROLE_LABELS = {"human": "User", "ai": "Assistant"}
 """How human and AI messages are labelled in summaries and transcripts."""
+
+# -- JSON-prompt model mode (planning.model_mode.json_call) ---------------------------------------------
+
+JSON_INSTRUCTION = (
+    "Reply with exactly one JSON object and nothing else (no prose, no code fence). "
+    "It must be a valid {name} matching this JSON schema:\n{schema}"
+)
+"""Appended to the system prompt of every structured call for a model without native structured output."""
+JSON_REPAIR = (
+    "Your reply could not be used: {error}\n"
+    "Reply again with only the corrected JSON object that matches the schema."
+)
+"""The one repair message sent after a malformed JSON reply."""

@@ -10,6 +10,7 @@ between ``min_chars`` and ``max_chars`` characters.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import re
 from dataclasses import dataclass
@@ -27,7 +28,9 @@ logger = logging.getLogger(__name__)
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|[0-9]{1,3}[.)])\s+")
+_TABLE_RULE_RE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _BLOCK_SEP = "\n\n"
+_TRAIL_SHARE = 4  # the repeated heading lines take at most max_chars // 4 of a chunk
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class _Piece:
     path: tuple[str, ...]
     section: int
     heading: bool = False
+    trail: tuple[str, ...] = ()  # heading lines of `path` as in the source, repeated atop every chunk
 
 
 def _hard_cut(text: str, limit: int) -> list[tuple[str, str]]:
@@ -103,15 +107,43 @@ def _list_items(lines: list[str]) -> list[str]:
     return ["\n".join(item) for item in items]
 
 
+def _table_parts(lines: list[str], limit: int) -> list[str] | None:
+    """Split a table with a header row between rows into parts of at most `limit` characters.
+
+    Every part starts with the header row and its ``|---|`` rule, then as many whole rows as fit.
+    Returns None when the table has no header rule or the header plus one row does not fit.
+    """
+    if len(lines) < 3 or not _TABLE_RULE_RE.match(lines[1]):
+        return None
+    header = "\n".join(lines[:2])
+    if any(len(header) + 1 + len(row) > limit for row in lines[2:]):
+        return None
+    parts: list[list[str]] = []
+    size = limit + 1
+    for row in lines[2:]:
+        if size + 1 + len(row) > limit:
+            parts.append([header])
+            size = len(header)
+        parts[-1].append(row)
+        size += 1 + len(row)
+    return ["\n".join(part) for part in parts]
+
+
 def _block_pieces(
     kind: str, lines: list[str], path: tuple[str, ...], section: int, limit: int
 ) -> list[_Piece]:
-    """Turn one block into pieces: whole when it fits `limit`, else rows, items, lines or sentences."""
+    """Turn one block into pieces: whole when it fits `limit`, else rows, items, lines or sentences.
+
+    A table too long for `limit` becomes parts that each repeat its header row (see `_table_parts`).
+    """
     text = "\n".join(lines).strip("\n")
     if kind == "text":
         return _sentences(text, _BLOCK_SEP, path, section, limit)
     if len(text) <= limit:
         return [_Piece(text, _BLOCK_SEP, path, section)]
+    parts = _table_parts(lines, limit) if kind == "table" else None
+    if parts is not None:
+        return [_Piece(part, _BLOCK_SEP, path, section) for part in parts]
     units = _list_items(lines) if kind == "list" else lines  # table rows / code lines / list items
     pieces: list[_Piece] = []
     for unit in units:
@@ -124,17 +156,40 @@ def _block_pieces(
     return pieces
 
 
+def _trail(lines: list[str], budget: int) -> tuple[str, ...]:
+    """Return the heading lines to repeat atop a chunk: the nearest ones whose prefix fits `budget`."""
+    kept: list[str] = []
+    size = 0
+    for line in reversed(lines):
+        size += len(line) + len(_BLOCK_SEP)
+        if size > budget:
+            break
+        kept.append(line)
+    return tuple(reversed(kept))
+
+
+def _prefix_len(trail: tuple[str, ...]) -> int:
+    """Length of the prefix that `trail` adds before a chunk's text."""
+    return sum(len(line) + len(_BLOCK_SEP) for line in trail)
+
+
 def _parse(text: str, limit: int) -> list[list[_Piece]]:
-    """Parse Markdown-like text into blocks of pieces (heading lines lead the block they introduce)."""
+    """Parse Markdown-like text into blocks of pieces (heading lines lead the block they introduce).
+
+    Body pieces carry the section's heading trail and are sized to fit `limit` with that trail.
+    """
     blocks: list[list[_Piece]] = []
     section = 0
-    stack: list[tuple[int, str]] = []
+    stack: list[tuple[int, str, str]] = []
     pending: list[_Piece] = []  # heading lines waiting for the block they introduce
     raw: list[str] = []
     fence: str | None = None
 
     def path() -> tuple[str, ...]:
-        return tuple(title for _, title in stack)
+        return tuple(title for _, title, _ in stack)
+
+    def trail() -> tuple[str, ...]:
+        return _trail([line for _, _, line in stack], limit // _TRAIL_SHARE)
 
     def flush(kind: str = "text") -> None:
         nonlocal pending
@@ -142,8 +197,10 @@ def _parse(text: str, limit: int) -> list[list[_Piece]]:
             raw.clear()
             return
         runs = [("code", list(raw))] if kind == "code" else _line_runs(raw)
+        heads = trail()
         for run_kind, lines in runs:
-            body = _block_pieces(run_kind, lines, path(), section, limit)
+            body = _block_pieces(run_kind, lines, path(), section, limit - _prefix_len(heads))
+            body = [dataclasses.replace(piece, trail=heads) for piece in body]
             if body:
                 blocks.append(pending + body)
                 pending = []
@@ -167,9 +224,9 @@ def _parse(text: str, limit: int) -> list[list[_Piece]]:
             level, title = len(heading.group(1)), heading.group(2).strip()
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, title))
+            stack.append((level, title, line.strip()))
             section += 1
-            pending.append(_Piece(line.strip(), _BLOCK_SEP, path(), section, heading=True))
+            pending.append(_Piece(line.strip(), _BLOCK_SEP, path(), section, heading=True, trail=trail()))
         elif not line.strip():
             flush()
         else:
@@ -180,21 +237,23 @@ def _parse(text: str, limit: int) -> list[list[_Piece]]:
     return blocks
 
 
-def _shares_parent(first: tuple[str, ...], second: tuple[str, ...]) -> bool:
-    """Whether `second` lies under `first` or under the same non-root parent heading as `first`."""
-    if second[: len(first)] == first:
-        return True
-    return len(first) >= 2 and second[: len(first) - 1] == first[:-1]
-
-
-def _render(pieces: list[_Piece]) -> str:
-    """Join the pieces of one chunk with their separators."""
-    return pieces[0].text + "".join(p.sep + p.text for p in pieces[1:]) if pieces else ""
-
-
 def _body(pieces: list[_Piece]) -> list[_Piece]:
     """Return the non-heading pieces of a chunk, or all pieces when it holds only headings."""
     return [p for p in pieces if not p.heading] or pieces
+
+
+def _missing_trail(pieces: list[_Piece]) -> tuple[str, ...]:
+    """Return the heading lines of the chunk's trail that the chunk does not already hold."""
+    present = {p.text for p in pieces if p.heading}
+    return tuple(line for line in _body(pieces)[-1].trail if line not in present)
+
+
+def _render(pieces: list[_Piece]) -> str:
+    """Join the pieces of one chunk with their separators, after the heading lines it lacks."""
+    if not pieces:
+        return ""
+    prefix = "".join(line + _BLOCK_SEP for line in _missing_trail(pieces))
+    return prefix + pieces[0].text + "".join(p.sep + p.text for p in pieces[1:])
 
 
 def _heading_path(pieces: list[_Piece]) -> list[str]:
@@ -215,22 +274,30 @@ class StructuredSplitter:
 
     1. Structure: Markdown headings (``#``..``######``) start sections and give each chunk its
        ``heading_path``; blank lines separate blocks; a table, a list or a fenced code block is one
-       block, kept whole when it fits ``max_chars`` (else split by rows / items / lines, never mid-row).
-       Heading lines stay in the content as they are in the source and always travel with the text
-       they introduce; nothing is prepended.
-    2. Sections: a section shorter than ``min_chars`` continues into the following section when that
-       one lies under it or under the same non-root parent heading (the chunk's ``heading_path`` is
-       then the part both paths share); otherwise every section starts a new chunk.
-    3. Sizes: within a section (or merged run of sections) the cut points are chosen by dynamic
+       block, kept whole when it fits ``max_chars``; else a list is split by items, code by lines, and a
+       table between rows, every part repeating the header row and its ``|---|`` rule (a row is cut
+       only when it alone, with the header, exceeds ``max_chars``). Heading lines stay in the content
+       as they are in the source and always travel with the text they introduce.
+    2. Sections: every heading starts a section and every section starts a new chunk, however short:
+       chunks are merged only within a section (a heading with no text of its own, e.g. a chapter
+       title right before its first sub-heading, travels with the text that follows it). Merging
+       short sibling sections lost their headings and, measured on a car-care guide, turned "When
+       should I replace brake pads?" from answered into refused.
+    3. Heading path in the text: a chunk starts with the heading lines of its path that it does not
+       already hold (its ancestors' headings, and its own on a continuation chunk), one per
+       paragraph, as in the source, so BM25, the embedder and a reader all see which section a
+       chunk comes from. The nearest headings are kept when the whole path would take more than a
+       quarter of ``max_chars``; the prefix counts toward ``max_chars``.
+    4. Sizes: within a section the cut points are chosen by dynamic
        programming over block, sentence, row and item boundaries: no chunk above ``max_chars``, as few
        chunks below ``min_chars`` as possible, then as few chunks as possible, then cuts on block
        boundaries rather than between sentences of one paragraph. A sentence is cut only when it alone
        exceeds ``max_chars`` (hard cut at ``max_chars``, preferring a line break or whitespace, then a
-       comma). A leftover chunk below ``min_chars`` is merged into the previous chunk of the same or a
-       related section when the result fits.
+       comma). A leftover chunk below ``min_chars`` is merged into the previous chunk of the same
+       section when the result fits.
 
     No chunk ever exceeds ``max_chars``. A chunk may stay below ``min_chars`` when it is a source's last
-    or only chunk, when its section is short and has no related neighbour, or when an indivisible
+    or only chunk, when its section is short, or when an indivisible
     neighbour (a whole table, a long sentence) leaves no room to fill it.
 
     Every chunk is a new `Document` whose meta is the parent's meta plus ``source_id`` (the parent's
@@ -287,13 +354,9 @@ class StructuredSplitter:
         blocks = _parse(text, self.max_chars)
         groups: list[list[_Piece]] = []
         for block in blocks:
-            if groups:
-                last, first = _body(groups[-1])[-1], _body(block)[0]
-                if first.section == last.section or (
-                    len(_render(groups[-1])) < self.min_chars and _shares_parent(last.path, first.path)
-                ):
-                    groups[-1].extend(block)
-                    continue
+            if groups and _body(block)[0].section == _body(groups[-1])[-1].section:
+                groups[-1].extend(block)
+                continue
             groups.append(list(block))
         chunks = [chunk for group in groups for chunk in self._segment(group)]
         return self._merge_small(chunks)
@@ -311,13 +374,18 @@ class StructuredSplitter:
         offsets = [0]
         for piece in pieces:
             offsets.append(offsets[-1] + len(piece.sep) + len(piece.text))
+        trail = _prefix_len(_body(pieces)[-1].trail)  # a chunk that does not start the section repeats it
+        first_trail = len(_render(pieces)) - offsets[n] + len(pieces[0].sep)
         best: list[float] = [0.0] + [float("inf")] * n
         back = [0] * (n + 1)
         for end in range(1, n + 1):
             for start in range(end - 1, -1, -1):
                 size = offsets[end] - offsets[start] - len(pieces[start].sep)
                 if size > self.max_chars and end - start > 1:
-                    break
+                    break  # only grows with earlier starts
+                size += first_trail if start == 0 else trail
+                if size > self.max_chars and end - start > 1:
+                    continue  # a later start repeats the whole trail; the section's start may fit
                 if start > 0 and (pieces[start - 1].heading or best[start] == float("inf")):
                     continue
                 cost = best[start] + 10
@@ -335,14 +403,13 @@ class StructuredSplitter:
         return chunks[::-1]
 
     def _merge_small(self, chunks: list[list[_Piece]]) -> list[list[_Piece]]:
-        """Merge a chunk below ``min_chars`` into the previous related chunk when the result fits."""
+        """Merge a chunk below ``min_chars`` into the previous chunk of its section when the result fits."""
         out: list[list[_Piece]] = []
         for chunk in chunks:
             if out and len(_render(chunk)) < self.min_chars:
                 prev = out[-1]
-                last, first = _body(prev)[-1], _body(chunk)[0]
-                related = last.section == first.section or _shares_parent(last.path, first.path)
-                if related and len(_render([*prev, *chunk])) <= self.max_chars:
+                same_section = _body(prev)[-1].section == _body(chunk)[0].section
+                if same_section and len(_render([*prev, *chunk])) <= self.max_chars:
                     out[-1] = [*prev, *chunk]
                     continue
             out.append(chunk)

@@ -46,3 +46,18 @@ def handbook_store_copy(handbook_store: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "store"
     shutil.copytree(handbook_store, copy)
     return copy
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """`--run-slow`: also run the tests marked `slow` (real local chat model; `make test-slow`)."""
+    parser.addoption("--run-slow", action="store_true", help="run the tests marked slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip `slow` tests unless `--run-slow` is given, so `make test` stays fast."""
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --run-slow (make test-slow)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

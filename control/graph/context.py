@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Retriever
 from haygraph.control.graph.deadlines import check_timeout
+from haygraph.control.planning.model_mode import ModelMode, resolve_model_mode
 from haygraph.control.tools.executor import ContractToolExecutor
 from haygraph.control.tools.registry import ToolRegistry
 from haygraph.control.tools.types import ToolExecutor
@@ -41,6 +42,11 @@ class Context:
 
     model: BaseChatModel | str | None = None
     """A LangChain chat model, a "provider:model" string (`langchain` extra), or None = offline rules."""
+
+    model_mode: str = "auto"
+    """How structured output is obtained from `model`: "auto" (probe once, at construction), "native"
+    (`with_structured_output` / `bind_tools`) or "json" (JSON prompt, Pydantic validation, one repair);
+    see `haygraph.control.planning.model_mode`."""
 
     relevance_threshold: float = 0.5
     """Best-evidence relevance below which retrieval counts as poor and is expanded."""
@@ -117,6 +123,7 @@ class Context:
 
     _counter: TokenCounter | None = field(default=None, init=False, repr=False, compare=False)
     _retriever_warm: bool = field(default=False, init=False, repr=False, compare=False)
+    _mode: ModelMode = field(default=ModelMode.NATIVE, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.relevance_threshold <= 1.0:
@@ -157,6 +164,10 @@ class Context:
             from haygraph.control.planning.model_calls import resolve_model
 
             self.model = resolve_model(self.model)
+        if isinstance(self.model, BaseChatModel):
+            self._mode = resolve_model_mode(self.model, self.model_mode)
+        elif self.model_mode.strip().lower() != "auto":
+            ModelMode.from_str(self.model_mode)  # validate the name even without a model
         self._wire_tools()
         self._add_tool_entities()
 
@@ -248,6 +259,11 @@ class Context:
     def chat_model(self) -> BaseChatModel | None:
         """The resolved chat model, or None in offline mode."""
         return self.model if isinstance(self.model, BaseChatModel) else None
+
+    @property
+    def structured_mode(self) -> ModelMode:
+        """The model mode decided at construction (`ModelMode.NATIVE` when there is no model)."""
+        return self._mode
 
     @property
     def counter(self) -> TokenCounter:

@@ -125,6 +125,7 @@ def _plan(
             history=history,
             entities=entities,
             turn=turn,
+            mode=ctx.structured_mode,
         )
 
     if model is None:
@@ -137,6 +138,7 @@ def _plan(
         return plan(None)
     if result.fallback_reason:
         notes.append(f"model routing failed ({result.fallback_reason}); routed by the offline rules")
+    notes.extend(result.notes)
     return result
 
 
@@ -152,7 +154,9 @@ def _rewrite(
         try:
             queries: list[str] = _model_call(
                 ctx,
-                lambda: model_rewrite(model, text, history=history, entities=entities),
+                lambda: model_rewrite(
+                    model, text, history=history, entities=entities, mode=ctx.structured_mode
+                ),
                 "the chat model (rewriting)",
             )
             return queries
@@ -302,6 +306,7 @@ def answer_from_evidence(
     limited or passes `ctx.model_timeout_s` gives the extractive answer, status `degraded`, and
     the reason in `notes`.
     """
+    notes = notes if notes is not None else []
     question = state["question"]
     allowed = set(prompt.evidence_ids)
     kept = [e for e in evidence if e.id in allowed]
@@ -316,7 +321,9 @@ def answer_from_evidence(
     if model is not None:
         try:
             grounded = _model_call(
-                ctx, lambda: model_generate(model, prompt.to_langchain()), "the chat model (generation)"
+                ctx,
+                lambda: model_generate(model, prompt.to_langchain(), mode=ctx.structured_mode),
+                "the chat model (generation)",
             )
         except Exception as exc:
             logger.warning("model generation failed, falling back to the extractive answer: %s", exc)

@@ -1,7 +1,9 @@
 """Model calls: routing, query rewriting and grounded generation with a LangChain chat model.
 
-Every call uses structured output (`model.with_structured_output(Schema)`); anything that is not a
-valid instance of the schema raises `ModelOutputError`. The nodes catch every failure of these
+Every call asks for structured output in the session's model mode
+(`haygraph.control.planning.model_mode`): ``native`` uses `model.with_structured_output(Schema)`,
+``json`` a JSON prompt validated with Pydantic and repaired once. Anything that is not a valid
+instance of the schema raises `ModelOutputError`. The nodes catch every failure of these
 helpers and fall back to the offline rules / extractive answer, so a model never crashes a run.
 The prompts are in `haygraph.control.prompts`.
 """
@@ -17,6 +19,7 @@ from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, Syste
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from haygraph.control.errors import ConfigError, ModelOutputError
+from haygraph.control.planning.model_mode import ModelMode, json_call
 from haygraph.control.planning.routing import RouteDecision
 from haygraph.control.prompts import (
     NO_CATALOGUE,
@@ -80,8 +83,16 @@ def resolve_model(spec: str) -> BaseChatModel:
     return model
 
 
-def structured_call(model: BaseChatModel, schema: type[SchemaT], messages: Sequence[BaseMessage]) -> SchemaT:
-    """Invoke `model` with structured output `schema`; raise `ModelOutputError` unless it validates."""
+def structured_call(
+    model: BaseChatModel,
+    schema: type[SchemaT],
+    messages: Sequence[BaseMessage],
+    *,
+    mode: ModelMode = ModelMode.NATIVE,
+) -> SchemaT:
+    """Invoke `model` for an instance of `schema` in `mode`; raise `ModelOutputError` unless it validates."""
+    if mode is ModelMode.JSON:
+        return json_call(model, schema, messages)
     result: Any = model.with_structured_output(schema).invoke(list(messages))
     if isinstance(result, schema):
         return result
@@ -100,6 +111,7 @@ def model_route(
     history: Sequence[AnyMessage] = (),
     entities: dict[str, list[str]] | None = None,
     catalogue: str | None = None,
+    mode: ModelMode = ModelMode.NATIVE,
 ) -> RouteDecision:
     """Ask the model for a `RouteDecision`, showing it the tool `catalogue` (see `router_system`).
 
@@ -108,7 +120,7 @@ def model_route(
     """
     messages = [SystemMessage(content=router_system(catalogue)), *history]
     messages.append(HumanMessage(content=ROUTE_MESSAGE.format(facts=facts_line(entities), question=question)))
-    decision = structured_call(model, RouteDecision, messages)
+    decision = structured_call(model, RouteDecision, messages, mode=mode)
     if decision.route == "tool" and catalogue is None and not decision.tool_name:
         raise ModelOutputError("route 'tool' without tool_name")
     if decision.route == "tool" and catalogue is not None and not (decision.intent or decision.tool_name):
@@ -122,19 +134,22 @@ def model_rewrite(
     *,
     history: Sequence[AnyMessage] = (),
     entities: dict[str, list[str]] | None = None,
+    mode: ModelMode = ModelMode.NATIVE,
 ) -> list[str]:
     """Ask the model for 1–3 retrieval queries (blank ones dropped, duplicates removed)."""
     messages = [SystemMessage(content=REWRITE_SYSTEM), *history]
     messages.append(
         HumanMessage(content=REWRITE_MESSAGE.format(facts=facts_line(entities), question=question))
     )
-    result = structured_call(model, RewrittenQueries, messages)
+    result = structured_call(model, RewrittenQueries, messages, mode=mode)
     queries = list(dict.fromkeys(q.strip() for q in result.queries if q.strip()))
     if not queries:
         raise ModelOutputError("rewrite returned only blank queries")
     return queries[:3]
 
 
-def model_generate(model: BaseChatModel, messages: Sequence[BaseMessage]) -> GroundedAnswer:
+def model_generate(
+    model: BaseChatModel, messages: Sequence[BaseMessage], *, mode: ModelMode = ModelMode.NATIVE
+) -> GroundedAnswer:
     """Ask the model for a `GroundedAnswer` to the prepared generation messages."""
-    return structured_call(model, GroundedAnswer, messages)
+    return structured_call(model, GroundedAnswer, messages, mode=mode)

@@ -16,10 +16,9 @@ tool the session does not allow.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
@@ -27,6 +26,7 @@ from langchain_core.tools import BaseTool
 
 from haygraph.control.errors import ModelOutputError
 from haygraph.control.planning.model_calls import model_route
+from haygraph.control.planning.model_mode import ModelMode
 from haygraph.control.planning.routing import RouteDecision, route_question
 from haygraph.control.prompts import (
     CATALOGUE_HEAD,
@@ -52,6 +52,8 @@ class TurnPlan:
     intent: str | None = None
     fallback_reason: str | None = None
     """Why the model's plan was replaced by the rules' (`TypeName: message`); None = no fallback."""
+    notes: list[str] = field(default_factory=list)
+    """Other deviations from the model's plan worth reporting (e.g. tool calls chosen by the rules)."""
 
 
 def _describe(contract: ToolContract) -> str:
@@ -169,8 +171,12 @@ def plan_turn(
     history: Sequence[AnyMessage] = (),
     entities: Mapping[str, Sequence[str]] | None = None,
     turn: int = 1,
+    mode: ModelMode = ModelMode.NATIVE,
 ) -> TurnPlan:
     """Route `text` and choose its tool calls (see the module docstring); never raises.
+
+    In `ModelMode.JSON` (a model without tool calling) the model routes, but a tool route's calls
+    come from the offline rules (noted in `TurnPlan.notes`).
 
     `model` None = the offline rules over `registry`'s triggers; `allow_list` is the session's
     (only those tools are shown to a model). `turn` (the turn's number in the thread) makes ids of
@@ -183,9 +189,14 @@ def plan_turn(
     allow = list(allow_list)
     try:
         catalogue = tool_catalogue(registry, allow) if registry is not None else None
-        decision = model_route(model, text, history=history, entities=facts_entities, catalogue=catalogue)
+        decision = model_route(
+            model, text, history=history, entities=facts_entities, catalogue=catalogue, mode=mode
+        )
         if decision.route != "tool":
             return TurnPlan(decision=decision, intent=decision.intent)
+        if mode is ModelMode.JSON:
+            plan = _rules_plan(text, facts_entities, registry)
+            return replace(plan, notes=["model has no tool calling: tool calls chosen by the rules"])
         if registry is None:  # no catalogue: the router named the tool and its arguments itself
             call = decision.tool_call
             return TurnPlan(decision=decision, calls=[call] if call else [], intent=decision.intent)
@@ -208,7 +219,7 @@ def plan_turn(
     except Exception as exc:
         logger.warning("model routing / tool choice failed, using the rules: %s", exc)
         reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-        return dataclasses.replace(_rules_plan(text, facts_entities, registry), fallback_reason=reason)
+        return replace(_rules_plan(text, facts_entities, registry), fallback_reason=reason)
     if isinstance(reply, str):
         clarify = decision.model_copy(update={"route": "clarify", "intent": intent, "clarification": reply})
         return TurnPlan(decision=clarify, intent=intent)

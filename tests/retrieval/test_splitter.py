@@ -1,4 +1,5 @@
 import copy
+from pathlib import Path
 
 import pytest
 from haystack import Document
@@ -174,29 +175,39 @@ class TestStructuredSplitter:
         carry = [
             c for c in chunks if c.meta["heading_path"] == ["Leave policy", "Annual leave", "Carry over"]
         ]
+        assert len(carry) > 1
         assert all("Carry rule" in c.content and "Annual rule" not in c.content for c in carry)
-        assert carry[0].content.startswith("### Carry over\n\nCarry rule number 0")
+        trail = "# Leave policy\n\n## Annual leave\n\n### Carry over\n\n"
+        assert carry[0].content.startswith(trail + "Carry rule number 0")
+        assert all(c.content.startswith(trail + "Carry rule") for c in carry)  # continuations too
 
-    def test_short_sibling_sections_merge_under_parent(self):
+    def test_heading_trail_keeps_nearest_headings_within_a_quarter(self):
+        long_title = "Chapter " + "x" * 60
+        text = f"# {long_title}\n\n## Section\n\n### Leaf\n\n" + _sentences("Leaf", 12)
+        chunks = StructuredSplitter(min_chars=50, max_chars=200).run([Document(content=text)])["documents"]
+        assert all(len(c.content) <= 200 for c in chunks)
+        assert all(c.content.startswith("## Section\n\n### Leaf\n\nLeaf rule") for c in chunks[1:])
+        assert all(c.meta["heading_path"] == [long_title, "Section", "Leaf"] for c in chunks)
+
+    def test_short_sections_stay_their_own_chunks_with_heading_path(self):
         text = "# Policy\n\n## A\n\nShort a.\n\n## B\n\nShort b.\n\n# Other\n\nOther text."
         chunks = StructuredSplitter(min_chars=100, max_chars=400).run([Document(content=text)])["documents"]
         assert [c.content for c in chunks] == [
-            "# Policy\n\n## A\n\nShort a.\n\n## B\n\nShort b.",
+            "# Policy\n\n## A\n\nShort a.",
+            "# Policy\n\n## B\n\nShort b.",
             "# Other\n\nOther text.",
         ]
-        assert [c.meta["heading_path"] for c in chunks] == [["Policy"], ["Other"]]
+        assert [c.meta["heading_path"] for c in chunks] == [["Policy", "A"], ["Policy", "B"], ["Other"]]
 
-    def test_short_last_section_merges_back_only_under_shared_parent(self):
-        body_a = _sentences("A", 3)  # ~150 chars: above min_chars, so A does not continue into B
+    def test_short_leftover_merges_back_only_within_its_section(self):
+        body_a = _sentences("A", 3)  # ~150 chars
         splitter = StructuredSplitter(min_chars=100, max_chars=400)
         siblings = f"# P\n\n## A\n\n{body_a}\n\n## B\n\nShort b."
         chunks = splitter.run([Document(content=siblings)])["documents"]
-        assert [c.content for c in chunks] == [siblings]
-        assert chunks[0].meta["heading_path"] == ["P"]
-        top_level = f"# A\n\n{body_a}\n\n# B\n\nShort b."
-        chunks = splitter.run([Document(content=top_level)])["documents"]
-        assert [c.content for c in chunks] == [f"# A\n\n{body_a}", "# B\n\nShort b."]
-        assert [c.meta["heading_path"] for c in chunks] == [["A"], ["B"]]
+        assert [c.content for c in chunks] == [f"# P\n\n## A\n\n{body_a}", "# P\n\n## B\n\nShort b."]
+        one_section = f"# A\n\n{body_a}\n\nShort tail."
+        chunks = splitter.run([Document(content=one_section)])["documents"]
+        assert [c.content for c in chunks] == [one_section]
 
     def test_table_kept_whole(self):
         rows = "\n".join(f"| {i} | {20 + i} days |" for i in range(10))
@@ -211,10 +222,23 @@ class TestStructuredSplitter:
         text = "| Years | Who | Days |\n|---|---|---|\n" + "\n".join(rows)
         chunks = StructuredSplitter(min_chars=100, max_chars=300).run([Document(content=text)])["documents"]
         assert len(chunks) > 1
+        header = "| Years | Who | Days |\n|---|---|---|\n"
         for chunk in chunks:
             assert len(chunk.content) <= 300
-            assert all(line.startswith("|") and line.endswith("|") for line in chunk.content.split("\n"))
-        assert "\n".join(c.content for c in chunks) == text
+            assert chunk.content.startswith(header)  # every part repeats the header row
+        body_rows = [line for c in chunks for line in c.content.split("\n")[2:]]
+        assert body_rows == rows  # every row exactly once, whole, in order
+
+    def test_large_table_under_heading_repeats_heading_and_header(self):
+        rows = [f"| {i} years | {12 + i} working days |" for i in range(30)]
+        table = "| Service | Leave |\n|---|---|\n" + "\n".join(rows)
+        text = f"# Leave\n\n## Entitlement\n\n{table}"
+        chunks = StructuredSplitter(min_chars=100, max_chars=300).run([Document(content=text)])["documents"]
+        assert len(chunks) > 1
+        for chunk in chunks:
+            assert len(chunk.content) <= 300
+            assert chunk.content.startswith("# Leave\n\n## Entitlement\n\n| Service | Leave |\n|---|---|\n| ")
+        assert sorted(line for c in chunks for line in c.content.split("\n")[6:]) == sorted(rows)
 
     def test_fenced_code_with_blank_lines_kept_together(self):
         code = "```python\ndef f():\n\n    # not a heading\n    return 1\n```"
@@ -276,3 +300,19 @@ class TestStructuredSplitter:
     def test_from_dict_round_trip(self):
         splitter = StructuredSplitter.from_dict(StructuredSplitter(min_chars=120, max_chars=600).to_dict())
         assert (splitter.min_chars, splitter.max_chars) == (120, 600)
+
+
+class TestStructuredSplitterOnAGuide:
+    """A guide of short sections (tests/retrieval/data): each stays its own chunk, headings in text."""
+
+    def test_short_sections_keep_their_headings(self):
+        text = (Path(__file__).parent / "data" / "fleet-vehicle-care.md").read_text(encoding="utf-8")
+        chunks = StructuredSplitter(min_chars=300, max_chars=800).run([Document(content=text)])["documents"]
+        pads = [c for c in chunks if "Replace the brake pads" in c.content]
+        assert len(pads) == 1
+        assert pads[0].meta["heading_path"] == ["Fleet Vehicle Care", "3. Brakes", "3.1 Brake pads"]
+        assert pads[0].content.startswith("# Fleet Vehicle Care\n\n## 3. Brakes\n\n### 3.1 Brake pads\n\n")
+        assert "Brake fluid" not in pads[0].content  # the sibling section is not merged in
+        for chunk in chunks:
+            for heading in chunk.meta["heading_path"]:
+                assert heading in chunk.content
