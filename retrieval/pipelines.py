@@ -112,6 +112,7 @@ def build_indexing_pipeline(
                 cache_dir=emb.cache_dir,
                 use_cache=emb.use_cache,
                 progress_bar=progress_bar,
+                backend=emb.backend,
             ),
         )
         pipe.connect("dedup.documents", "embedder.documents")
@@ -159,7 +160,14 @@ def build_query_pipeline(
 
     cosine_for_relevance = include_relevance and q.mode == "bm25" and q.relevance.bm25_uses_cosine
     if embed_query and (q.mode in ("dense", "hybrid") or cosine_for_relevance):
-        pipe.add_component("text_embedder", QueryEmbedder(model=config.embedder.model))
+        pipe.add_component(
+            "text_embedder",
+            QueryEmbedder(
+                model=config.embedder.model,
+                backend=config.embedder.backend,
+                cache_dir=config.embedder.cache_dir,
+            ),
+        )
     if q.mode in ("dense", "hybrid"):
         dense_k = candidates if q.mode == "hybrid" else head_k
         pipe.add_component(
