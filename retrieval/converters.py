@@ -4,7 +4,11 @@ HTML is converted by a small stdlib `html.parser` converter into Markdown-like t
 lines, paragraphs as blocks, list items and table rows as lines) so that `StructuredSplitter` sees the
 same structure as in Markdown files. Haystack's `HTMLToDocument` needs `trafilatura`, which is not a
 dependency here. PDF text is extracted with `pypdf` when it is installed, else with `pypdfium2` (a
-dependency of sentence-transformers-haystack); without either, PDFs are rejected with the fix.
+dependency of sentence-transformers-haystack); without either, PDFs are rejected with the fix. Office
+files and CSV go through Haystack's converters (`haygraph.retrieval.office_formats`).
+
+PDF pages, slides and sheets are joined with blank lines, and the document meta keeps their start
+offsets (``page_starts``), from which `ChunkLocator` gives each chunk its ``page``.
 """
 
 from __future__ import annotations
@@ -28,12 +32,13 @@ from haygraph.retrieval.errors import (
     UnreadableFileError,
     UnsupportedFileError,
 )
+from haygraph.retrieval.office_formats import OFFICE_EXTENSIONS, join_pages, read_office
 
 __all__ = ["SUPPORTED_EXTENSIONS", "MultiFormatConverter", "html_to_markdown", "read_beir_corpus"]
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
+SUPPORTED_EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"} | OFFICE_EXTENSIONS)
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head", "iframe", "object"})
 _BLOCK_TAGS = frozenset(
@@ -179,12 +184,20 @@ def html_to_markdown(html: str) -> str:
     return "\n\n".join(parser.blocks)
 
 
-def _read_pdf(path: Path) -> str:
-    """Extract the text of a PDF, one block per page, with pypdf or else pypdfium2."""
+def _read_pdf(path: Path) -> tuple[str, list[int]]:
+    """The text of a PDF (pages joined by blank lines) and each page's start offset, by pypdf or pypdfium2."""
+    return join_pages([_newlines(page) for page in _pdf_pages(path)])
+
+
+def _newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _pdf_pages(path: Path) -> list[str]:
     try:
         import pypdf
 
-        return "\n\n".join(page.extract_text() or "" for page in pypdf.PdfReader(path).pages)
+        return [page.extract_text() or "" for page in pypdf.PdfReader(path).pages]
     except ImportError:
         pass
     try:
@@ -195,7 +208,7 @@ def _read_pdf(path: Path) -> str:
         ) from exc
     pdf = pypdfium2.PdfDocument(str(path))
     try:
-        return "\n\n".join(pdf[i].get_textpage().get_text_bounded() for i in range(len(pdf)))
+        return [pdf[i].get_textpage().get_text_bounded() for i in range(len(pdf))]
     finally:
         pdf.close()
 
@@ -253,14 +266,18 @@ def _title(text: str, path: Path) -> str:
 
 @component
 class MultiFormatConverter:
-    """Convert ``.md``, ``.markdown``, ``.txt``, ``.html``/``.htm`` and ``.pdf`` files into Documents.
+    """Convert text, HTML, PDF, office (docx, pptx, xlsx) and CSV files into Documents.
+
+    Extensions: ``.md``, ``.markdown``, ``.txt``, ``.html``/``.htm``, ``.pdf``, ``.docx``, ``.pptx``,
+    ``.xlsx``, ``.csv`` (office files and CSV through Haystack's converters, `office_formats`).
 
     Directories are expanded recursively to the supported files inside (sorted). Hidden files and
     folders, unsupported file types and links to folders inside a directory are not errors: they are
     listed in the ``skipped`` output as ``"path: reason"``.
 
     Each document's meta holds ``source_id``, ``source`` (file name), ``file_path`` (resolved absolute
-    path: the file's identity) and ``title`` (first heading, else file stem), plus the caller's ``meta``
+    path: the file's identity), ``title`` (first heading, else file stem) and, for PDFs, slides and
+    sheets, ``page_starts`` (each page's start offset in the text), plus the caller's ``meta``
     (which cannot override those four keys). Document ids are Haystack's defaults. The source id is
     the file's POSIX path relative to the directory argument it was found in (``index docs/`` gives
     ``sub/travel.md``, whatever the working directory), or the file name for a file argument — unless
@@ -307,7 +324,7 @@ class MultiFormatConverter:
         skipped: list[str] = []
         taken: dict[str, str] = dict(known_sources or {})
         ids_by_path = {path: source_id for source_id, path in taken.items() if path}
-        converted: dict[Path, tuple[str, str]] = {}  # resolved file -> (text, source id)
+        converted: dict[Path, tuple[str, list[int] | None, str]] = {}  # file -> (text, page starts, id)
         for source in sources:
             try:
                 files, passed_over = _expand(source)
@@ -330,7 +347,7 @@ class MultiFormatConverter:
                             "instead (ids are paths relative to the directory you index), or remove that "
                             "source first"
                         )
-                    converted[path] = (self._convert(path), source_id)
+                    converted[path] = (*self._convert(path), source_id)
                 except InputError as exc:
                     self._skip_or_raise(exc, skipped)
                     continue
@@ -344,9 +361,10 @@ class MultiFormatConverter:
                     "source": path.name,
                     "file_path": str(path),
                     "title": _title(text, path),
+                    **({"page_starts": starts} if starts else {}),
                 },
             )
-            for path, (text, source_id) in converted.items()
+            for path, (text, starts, source_id) in converted.items()
         ]
         return {"documents": documents, "skipped": skipped}
 
@@ -357,8 +375,8 @@ class MultiFormatConverter:
         if str(exc) not in skipped:
             skipped.append(str(exc))
 
-    def _convert(self, path: Path) -> str:
-        """Read one file and return its text (Markdown-like for HTML)."""
+    def _convert(self, path: Path) -> tuple[str, list[int] | None]:
+        """Read one file; return its text (Markdown-like for HTML) and its pages' start offsets, if any."""
         suffix = path.suffix.lower()
         if suffix not in SUPPORTED_EXTENSIONS:
             raise UnsupportedFileError(
@@ -366,9 +384,12 @@ class MultiFormatConverter:
             )
         if not path.is_file():
             raise UnreadableFileError(f"{path}: file does not exist or is not a regular file")
+        starts: list[int] | None = None
         try:
             if suffix == ".pdf":
-                text = _read_pdf(path)
+                text, starts = _read_pdf(path)
+            elif suffix in OFFICE_EXTENSIONS:
+                text, starts = read_office(path)
             else:
                 text = path.read_bytes().decode(self.encoding).lstrip("\ufeff")
         except UnicodeDecodeError as exc:
@@ -379,10 +400,11 @@ class MultiFormatConverter:
             raise UnreadableFileError(f"{path}: cannot read file: {exc}") from exc
         if suffix in {".html", ".htm"}:
             text = html_to_markdown(text)
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if starts is None:
+            text = _newlines(text)
         if not text.strip():
             raise EmptyDocumentError(f"{path}: file has no text content")
-        return text
+        return text, starts
 
 
 def read_beir_corpus(
