@@ -284,7 +284,9 @@ class MultiFormatConverter:
     ``known_sources`` already holds the file (by resolved path), in which case it keeps that id, so one
     file never gets two ids. Two different files may not share an id (`SourceConflictError`).
 
-    With ``strict=True`` the first bad input raises (`UnsupportedFileError`, `UnreadableFileError`,
+    A file found in a directory that cannot be read (corrupt, password-protected: `UnreadableFileError`)
+    is always skipped and listed, so the rest of the directory is indexed. Otherwise, with
+    ``strict=True`` the first bad input raises (`UnsupportedFileError`, `UnreadableFileError`,
     `EmptyDocumentError`, `SourceConflictError`, or `EmptyCorpusError` for a directory without supported
     files); with ``strict=False`` it is skipped with a warning and listed in ``skipped`` too.
     """
@@ -334,6 +336,7 @@ class MultiFormatConverter:
             for note in passed_over:
                 logger.info("Skipping %s", note)
             skipped.extend(note for note in passed_over if note not in skipped)
+            walked = Path(source).expanduser().is_dir()
             for path, default_id in files:
                 if path in converted:
                     continue
@@ -348,6 +351,10 @@ class MultiFormatConverter:
                             "source first"
                         )
                     converted[path] = (*self._convert(path), source_id)
+                except UnreadableFileError as exc:
+                    # a corrupt or locked file found in a folder is reported; the folder's rest is indexed
+                    self._skip_or_raise(exc, skipped, force=walked)
+                    continue
                 except InputError as exc:
                     self._skip_or_raise(exc, skipped)
                     continue
@@ -368,8 +375,8 @@ class MultiFormatConverter:
         ]
         return {"documents": documents, "skipped": skipped}
 
-    def _skip_or_raise(self, exc: InputError, skipped: list[str]) -> None:
-        if self.strict:
+    def _skip_or_raise(self, exc: InputError, skipped: list[str], force: bool = False) -> None:
+        if self.strict and not force:
             raise exc
         logger.warning("Skipping input: %s", exc)
         if str(exc) not in skipped:

@@ -112,10 +112,12 @@ def _with_vector(doc: Document, vector: np.ndarray) -> Document:
     """A copy of `doc` whose `embedding` is the float32 row `vector` itself, not a list of Python floats.
 
     `Document.__post_init__` turns an ndarray embedding into a list (1.x compatibility), so the row is
-    set after construction. Downstream code only iterates over it or hands it to `np.asarray`.
+    set on the fresh copy after construction (with `object.__setattr__`: Haystack warns about mutating
+    a document other components may share, which a copy made here is not). Downstream code only
+    iterates over it or hands it to `np.asarray`.
     """
     out = replace(doc, embedding=None)
-    out.embedding = vector  # type: ignore[assignment]
+    object.__setattr__(out, "embedding", vector)
     return out
 
 

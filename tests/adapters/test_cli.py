@@ -220,7 +220,9 @@ class TestErrors:
     @pytest.mark.parametrize(
         ("name", "content", "message"),
         [
-            ("data.xlsx", b"PK\x03\x04", "unsupported file type '.xlsx'"),
+            ("data.odt", b"PK\x03\x04", "unsupported file type '.odt'"),
+            ("data.xlsx", b"PK\x03\x04", "data.xlsx: the file is corrupt"),
+            ("locked.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 64, "password-protected"),
             ("empty.md", b"  \n\n", "no text content"),
             ("missing.md", None, "does not exist"),
         ],

@@ -198,9 +198,9 @@ class TestKnowledgeBase:
             KnowledgeBase.open(broken)
 
     def test_unsupported_file(self, config, tmp_path):
-        bad = tmp_path / "data.xlsx"
+        bad = tmp_path / "data.odt"
         bad.write_bytes(b"PK\x03\x04")
-        with pytest.raises(UnsupportedFileError, match="xlsx"):
+        with pytest.raises(UnsupportedFileError, match="odt"):
             KnowledgeBase(config, tmp_path / "kb").index([bad])
         assert not (tmp_path / "kb").exists()
 
@@ -228,7 +228,7 @@ class TestKnowledgeBase:
         _, store_dir, first = indexed
         copy_dir = tmp_path / "copy"
         shutil.copytree(store_dir, copy_dir)
-        bad = tmp_path / "bad.docx"
+        bad = tmp_path / "bad.odt"
         bad.write_text("x")
         kb = KnowledgeBase.open(copy_dir, config)
         with pytest.raises(UnsupportedFileError):

@@ -114,5 +114,5 @@ class TestConverterBatch:
 
     def test_strict_raises_on_the_bad_file(self, tmp_path):
         (tmp_path / "broken.docx").write_bytes(b"garbage")
-        with pytest.raises(UnreadableFileError, match="broken.docx"):
+        with pytest.raises(UnreadableFileError, match=r"broken\.docx"):
             MultiFormatConverter().run(sources=[tmp_path / "broken.docx"])
