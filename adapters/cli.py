@@ -181,6 +181,9 @@ def _search_json(result: Any) -> dict[str, Any]:
                 "relevance": h.relevance,
                 "source": h.source,
                 "heading_path": h.heading_path,
+                "page": h.page,
+                "char_start": h.char_start,
+                "char_end": h.char_end,
                 "text": h.content,
             }
             for i, h in enumerate(result.hits, start=1)

@@ -71,10 +71,30 @@ class Hit:
         return None if value is None else float(value)
 
     @property
+    def page(self) -> int | None:
+        """1-based page (PDF page, slide or sheet) where the chunk starts, when the source has pages."""
+        return _int_meta(self.meta, "page")
+
+    @property
+    def char_start(self) -> int | None:
+        """Offset of the chunk's first character in its source text (see `ChunkLocator`), when known."""
+        return _int_meta(self.meta, "char_start")
+
+    @property
+    def char_end(self) -> int | None:
+        """Offset just past the chunk's last character in its source text, when known."""
+        return _int_meta(self.meta, "char_end")
+
+    @property
     def cosine(self) -> float | None:
         """The chunk's dense cosine similarity with the query, when known."""
         value = self.meta.get("dense_score")
         return None if value is None else float(value)
+
+
+def _int_meta(meta: dict[str, Any], key: str) -> int | None:
+    value = meta.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The one place where the indexing and query pipelines are assembled from a `RetrievalConfig`.
 
-Indexing: [MultiFormatConverter] -> DocumentCleaner -> [StructuredSplitter] -> ChunkIdentifier ->
-ContentDeduplicator -> [CachedDocumentEmbedder] -> DocumentWriter.
+Indexing: [MultiFormatConverter] -> DocumentCleaner -> [StructuredSplitter] -> ChunkLocator ->
+ChunkIdentifier -> ContentDeduplicator -> [CachedDocumentEmbedder] -> DocumentWriter.
 
 Query (hybrid): text_embedder -> dense ┐
                 bm25 ──────────────────┴-> fusion -> [reranker] -> [cut] -> relevance
@@ -30,6 +30,7 @@ from haystack.document_stores.types import DuplicatePolicy
 
 from haygraph.retrieval.bm25_retriever import FastBM25Retriever
 from haygraph.retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
+from haygraph.retrieval.chunk_positions import ChunkLocator
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.converters import MultiFormatConverter
 from haygraph.retrieval.dense_retriever import FastEmbeddingRetriever
@@ -97,9 +98,13 @@ def build_indexing_pipeline(
         )
         pipe.connect("cleaner.documents", "splitter.documents")
         last = "splitter"
+    # offsets (and pages) of each chunk in its source text, for citations that can be highlighted
+    pipe.add_component("locator", ChunkLocator())
+    pipe.connect(f"{last}.documents", "locator.documents")
+    pipe.connect("cleaner.documents", "locator.sources")
     pipe.add_component("chunk_ids", ChunkIdentifier())
     pipe.add_component("dedup", ContentDeduplicator())
-    pipe.connect(f"{last}.documents", "chunk_ids.documents")
+    pipe.connect("locator.documents", "chunk_ids.documents")
     pipe.connect("chunk_ids.documents", "dedup.documents")
     last = "dedup"
     if embed:

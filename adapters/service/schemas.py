@@ -58,6 +58,9 @@ class SearchHit(BaseModel):
     relevance: float | None
     source: str
     heading_path: list[str]
+    page: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
     text: str
 
 
@@ -82,6 +85,9 @@ class EvidenceItem(BaseModel):
     text: str
     score: float
     source: str
+    page: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
 
 
 class AskResult(BaseModel):
@@ -147,6 +153,9 @@ def search_payload(result: Any) -> dict[str, Any]:
                 "relevance": h.relevance,
                 "source": h.source,
                 "heading_path": h.heading_path,
+                "page": h.page,
+                "char_start": h.char_start,
+                "char_end": h.char_end,
                 "text": h.content,
             }
             for i, h in enumerate(result.hits, start=1)

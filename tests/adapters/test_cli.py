@@ -24,7 +24,8 @@ from haygraph.retrieval.knowledge_base import KnowledgeBase
 pytestmark = pytest.mark.integration
 
 RESULT_KEYS = {"status", "route", "answer", "evidence_ids", "evidence", "path", "query", "timings_ms"}
-EVIDENCE_KEYS = {"id", "text", "score", "source"}
+EVIDENCE_KEYS = {"id", "text", "score", "source", "page", "char_start", "char_end"}
+HANDBOOK_DIR = Path(sample_handbook_path())
 LEAVE_QUESTION = "How many days of annual leave do I get?"
 ORDER = "202405120001"
 TIMEOUT = 600  # model loading on a busy 2-core machine can take a while
@@ -100,6 +101,10 @@ class TestIndexAndSearch:
             assert r["source"] == doc.meta["source_id"] and r["id"].startswith(r["source"] + "::")
             assert isinstance(r["heading_path"], list) and r["heading_path"] == list(doc.meta["heading_path"])
             assert 0 < r["relevance"] < 1
+            # the citation's position: the chunk's words, in order, at those offsets of the source file
+            source_text = (HANDBOOK_DIR / r["source"]).read_text(encoding="utf-8")
+            assert source_text[r["char_start"] : r["char_end"]].split() == r["text"].split()
+            assert r["page"] is None  # Markdown has no pages
         assert results[0]["source"] == "leave-policy.md"
 
     def test_top_k_mode_and_filter_options(self, cli_store: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -116,3 +116,29 @@ class TestConverterBatch:
         (tmp_path / "broken.docx").write_bytes(b"garbage")
         with pytest.raises(UnreadableFileError, match=r"broken\.docx"):
             MultiFormatConverter().run(sources=[tmp_path / "broken.docx"])
+
+
+class TestPdfPages:
+    def test_chunks_of_a_two_page_pdf_cite_their_page(self, tmp_path, monkeypatch):
+        import haygraph.retrieval.converters as converters
+        from haygraph.retrieval.config import RetrievalConfig
+        from haygraph.retrieval.pipelines import build_indexing_pipeline
+        from haygraph.retrieval.store import EmbeddedDocumentStore
+
+        pages = [
+            " ".join(f"Leave rule {i}: annual leave case {i} is handled by HR." for i in range(8)),
+            " ".join(f"Parking rule {i}: spot {i} costs five dollars per day." for i in range(8)),
+        ]
+        monkeypatch.setattr(converters, "_pdf_pages", lambda path: [p.replace("\n", "\r\n") for p in pages])
+        (tmp_path / "rules.pdf").write_bytes(b"%PDF-1.4 stand-in; pages come from the patched reader")
+        store = EmbeddedDocumentStore()
+        config = RetrievalConfig(splitter={"min_chars": 100, "max_chars": 250})
+        pipe = build_indexing_pipeline(config, store, embed=False)
+        pipe.run({"converter": {"sources": [str(tmp_path / "rules.pdf")]}})
+        chunks = sorted(store.documents, key=lambda d: d.meta["char_start"])
+        assert len(chunks) >= 4
+        text = "\n\n".join(pages)
+        for chunk in chunks:
+            assert text[chunk.meta["char_start"] : chunk.meta["char_end"]].split() == chunk.content.split()
+            assert chunk.meta["page"] == (1 if "Leave rule" in chunk.content else 2)
+            assert "page_starts" not in chunk.meta
