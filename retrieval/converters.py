@@ -13,6 +13,7 @@ offsets (``page_starts``), from which `ChunkLocator` gives each chunk its ``page
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -251,6 +252,15 @@ def _expand(source: str | Path) -> tuple[list[tuple[Path, str]], list[str]]:
     return sorted(found, key=lambda item: item[1]), sorted(skipped)
 
 
+def _source_hash(path: Path, meta_key: bytes) -> str | None:
+    """sha256 of a file's bytes and the caller's meta (None when unreadable: conversion reports it)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return hashlib.sha256(data + b"\x00" + meta_key).hexdigest()
+
+
 def _extensions() -> str:
     return ", ".join(sorted(SUPPORTED_EXTENSIONS))
 
@@ -308,12 +318,13 @@ class MultiFormatConverter:
         """Deserialize the component from a dictionary."""
         return default_from_dict(cls, data)
 
-    @component.output_types(documents=list[Document], skipped=list[str])
+    @component.output_types(documents=list[Document], skipped=list[str], unchanged=list[str])
     def run(
         self,
         sources: list[str | Path],
         meta: dict[str, Any] | None = None,
         known_sources: dict[str, str] | None = None,
+        known_hashes: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """Convert files and directories into one Document per file.
 
@@ -321,8 +332,15 @@ class MultiFormatConverter:
         :param meta: Extra metadata added to every document.
         :param known_sources: Sources already stored, ``{source_id: resolved file path}`` (``""`` for a
             source that is not a file): a known file keeps its id, and no other file may take one.
-        :returns: ``{"documents": [...], "skipped": ["path: reason", ...]}``.
+        :param known_hashes: ``{source_id: source_hash}`` of sources already stored: a file whose hash
+            (of its bytes and `meta`) is unchanged is neither read nor converted, only listed in
+            ``unchanged``. Each document's meta gets its ``source_hash``.
+        :returns: ``{"documents": [...], "skipped": ["path: reason", ...], "unchanged": [source ids]}``.
         """
+        hashes = known_hashes or {}
+        meta_key = json.dumps(meta or {}, sort_keys=True, ensure_ascii=False, default=str).encode()
+        unchanged: list[str] = []
+        digests: dict[Path, str] = {}
         skipped: list[str] = []
         taken: dict[str, str] = dict(known_sources or {})
         ids_by_path = {path: source_id for source_id, path in taken.items() if path}
@@ -350,7 +368,14 @@ class MultiFormatConverter:
                             "instead (ids are paths relative to the directory you index), or remove that "
                             "source first"
                         )
+                    digest = _source_hash(path, meta_key)
+                    if digest is not None and hashes.get(source_id) == digest:
+                        unchanged.append(source_id)
+                        taken[source_id] = str(path)
+                        continue
                     converted[path] = (*self._convert(path), source_id)
+                    if digest is not None:
+                        digests[path] = digest
                 except UnreadableFileError as exc:
                     # a corrupt or locked file found in a folder is reported; the folder's rest is indexed
                     self._skip_or_raise(exc, skipped, force=walked)
@@ -369,11 +394,12 @@ class MultiFormatConverter:
                     "file_path": str(path),
                     "title": _title(text, path),
                     **({"page_starts": starts} if starts else {}),
+                    **({"source_hash": digests[path]} if path in digests else {}),
                 },
             )
             for path, (text, starts, source_id) in converted.items()
         ]
-        return {"documents": documents, "skipped": skipped}
+        return {"documents": documents, "skipped": skipped, "unchanged": unchanged}
 
     def _skip_or_raise(self, exc: InputError, skipped: list[str], force: bool = False) -> None:
         if self.strict and not force:

@@ -80,7 +80,7 @@ class TestPythonApiErrors:
         kb = KnowledgeBase(store_dir=tmp_path / "kb")
         report = kb.index(str(docs))
         assert report.sources == 3 and sources(kb) == {"sub/travel.md", "pets.md", "parking.md"}
-        assert kb.index(docs / "pets.md").sources == 1  # a Path alone too
+        assert kb.index(docs / "pets.md").unchanged == 1  # a Path alone too (unchanged: not converted)
 
     @pytest.mark.parametrize("paths", [[1, 2], {"a": 1}, 42, [None]])
     def test_index_bad_paths(self, tmp_path, paths):
