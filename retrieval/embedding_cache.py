@@ -108,7 +108,7 @@ class EmbeddingCache:
             )
 
 
-def _with_vector(doc: Document, vector: np.ndarray) -> Document:
+def with_vector(doc: Document, vector: np.ndarray) -> Document:
     """A copy of `doc` whose `embedding` is the float32 row `vector` itself, not a list of Python floats.
 
     `Document.__post_init__` turns an ndarray embedding into a list (1.x compatibility), so the row is
@@ -189,7 +189,7 @@ class CachedDocumentEmbedder:
             self._embed_missing(missing, texts, keys, vectors)
         self.stats = {"cached": len(documents) - len(missing), "embedded": len(missing)}
         logger.info("embedded %d chunks, %d from cache", len(missing), len(documents) - len(missing))
-        return {"documents": [_with_vector(d, vectors[i]) for i, d in enumerate(documents)]}
+        return {"documents": [with_vector(d, vectors[i]) for i, d in enumerate(documents)]}
 
     def _embed_missing(
         self, missing: list[int], texts: list[str], keys: list[str], vectors: dict[int, np.ndarray]
