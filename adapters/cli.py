@@ -128,6 +128,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             f"({rep.embedded} embedded, {rep.from_cache} from cache, {rep.removed_stale} stale removed) "
             f"in {rep.seconds:.1f}s; store {store} holds {rep.total_documents} chunk(s)"
         )
+        if rep.unchanged:
+            print(f"{rep.unchanged} source(s) unchanged since the last index (skipped before conversion)")
         if rep.removed_sources:
             gone = ", ".join(rep.removed_sources)
             print(f"removed {len(rep.removed_sources)} source(s) whose files are gone: {gone}")

@@ -31,6 +31,9 @@ def hit_to_evidence(hit: Hit) -> Evidence:
         relevance=hit.relevance,
         source=hit.source,
         heading_path=list(hit.heading_path),
+        page=hit.page,
+        char_start=hit.char_start,
+        char_end=hit.char_end,
         meta={k: hit.meta[k] for k in _META_KEPT if k in hit.meta},
     )
 
@@ -74,6 +77,9 @@ class HaystackRetriever:
             source=str(doc.meta.get("source_id", "")),
             heading_path=list(doc.meta.get("heading_path") or []),
             meta={k: doc.meta[k] for k in ("tenant",) if k in doc.meta},
+            page=doc.meta.get("page"),
+            char_start=doc.meta.get("char_start"),
+            char_end=doc.meta.get("char_end"),
         )
 
     def _config_for(self, top_k: int) -> QueryConfig:

@@ -69,6 +69,9 @@ class Chunk(BaseModel):
     text: str
     source: str
     heading_path: list[str]
+    page: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
     meta: dict[str, Any]
 
 
@@ -189,6 +192,9 @@ def create_mcp_server(
             text=evidence.text,
             source=evidence.source,
             heading_path=list(evidence.heading_path),
+            page=evidence.page,
+            char_start=evidence.char_start,
+            char_end=evidence.char_end,
             meta=dict(evidence.meta),
         )
 

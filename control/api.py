@@ -9,8 +9,10 @@ Result object of `run_turn` / `Agent.ask` / `ask` (the `--json` output of the CL
   "route":        "retrieve" | "tool" | "answer" | "clarify",
   "answer":       str | None,       # None only when a model answer was rejected (not shown)
   "evidence_ids": [str],            # ids cited by the answer, each one in "evidence"
-  "evidence":     [{"id": str, "text": str, "score": float, "source": str}],
-                                    # everything retrieved this turn, best first
+  "evidence":     [{"id": str, "text": str, "score": float, "source": str,
+                    "page": int | None, "char_start": int | None, "char_end": int | None}],
+                                    # everything retrieved this turn, best first; page and the
+                                    # offsets into the source text locate the citation
   "path":         [str],            # nodes visited this turn, e.g. ["analyze", "generate"]
   "query":        str,              # the rewritten retrieval query ("" when nothing was retrieved)
   "timings_ms":   {node: float, "total": float},
@@ -108,7 +110,18 @@ def result_from_state(state: dict[str, Any], total_ms: float) -> dict[str, Any]:
         "route": state.get("route", "clarify"),
         "answer": answer,
         "evidence_ids": evidence_ids,
-        "evidence": [{"id": e.id, "text": e.text, "score": e.score, "source": e.source} for e in evidence],
+        "evidence": [
+            {
+                "id": e.id,
+                "text": e.text,
+                "score": e.score,
+                "source": e.source,
+                "page": e.page,
+                "char_start": e.char_start,
+                "char_end": e.char_end,
+            }
+            for e in evidence
+        ],
         "path": list(state.get("path") or []),
         "query": state.get("query") or "",
         "timings_ms": {**dict(state.get("timings_ms") or {}), "total": total_ms},

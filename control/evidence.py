@@ -28,6 +28,16 @@ class Evidence(BaseModel):
     )
     source: str = Field(default="", description="Source document id or file name.")
     heading_path: list[str] = Field(default_factory=list, description="Headings above the chunk.")
+    page: int | None = Field(
+        default=None,
+        description="1-based page (PDF page, slide or sheet) where the chunk starts; None if none.",
+    )
+    char_start: int | None = Field(
+        default=None, description="Offset of the chunk's first character in the source text; None if unknown."
+    )
+    char_end: int | None = Field(
+        default=None, description="Offset just past the chunk's last character in the source text."
+    )
     meta: dict[str, Any] = Field(default_factory=dict, description="Other chunk metadata.")
 
 

@@ -4,11 +4,16 @@ HTML is converted by a small stdlib `html.parser` converter into Markdown-like t
 lines, paragraphs as blocks, list items and table rows as lines) so that `StructuredSplitter` sees the
 same structure as in Markdown files. Haystack's `HTMLToDocument` needs `trafilatura`, which is not a
 dependency here. PDF text is extracted with `pypdf` when it is installed, else with `pypdfium2` (a
-dependency of sentence-transformers-haystack); without either, PDFs are rejected with the fix.
+dependency of sentence-transformers-haystack); without either, PDFs are rejected with the fix. Office
+files and CSV go through Haystack's converters (`haygraph.retrieval.office_formats`).
+
+PDF pages, slides and sheets are joined with blank lines, and the document meta keeps their start
+offsets (``page_starts``), from which `ChunkLocator` gives each chunk its ``page``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -28,12 +33,13 @@ from haygraph.retrieval.errors import (
     UnreadableFileError,
     UnsupportedFileError,
 )
+from haygraph.retrieval.office_formats import OFFICE_EXTENSIONS, join_pages, read_office
 
 __all__ = ["SUPPORTED_EXTENSIONS", "MultiFormatConverter", "html_to_markdown", "read_beir_corpus"]
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
+SUPPORTED_EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"} | OFFICE_EXTENSIONS)
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head", "iframe", "object"})
 _BLOCK_TAGS = frozenset(
@@ -179,12 +185,20 @@ def html_to_markdown(html: str) -> str:
     return "\n\n".join(parser.blocks)
 
 
-def _read_pdf(path: Path) -> str:
-    """Extract the text of a PDF, one block per page, with pypdf or else pypdfium2."""
+def _read_pdf(path: Path) -> tuple[str, list[int]]:
+    """The text of a PDF (pages joined by blank lines) and each page's start offset, by pypdf or pypdfium2."""
+    return join_pages([_newlines(page) for page in _pdf_pages(path)])
+
+
+def _newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _pdf_pages(path: Path) -> list[str]:
     try:
         import pypdf
 
-        return "\n\n".join(page.extract_text() or "" for page in pypdf.PdfReader(path).pages)
+        return [page.extract_text() or "" for page in pypdf.PdfReader(path).pages]
     except ImportError:
         pass
     try:
@@ -195,7 +209,7 @@ def _read_pdf(path: Path) -> str:
         ) from exc
     pdf = pypdfium2.PdfDocument(str(path))
     try:
-        return "\n\n".join(pdf[i].get_textpage().get_text_bounded() for i in range(len(pdf)))
+        return [pdf[i].get_textpage().get_text_bounded() for i in range(len(pdf))]
     finally:
         pdf.close()
 
@@ -238,6 +252,15 @@ def _expand(source: str | Path) -> tuple[list[tuple[Path, str]], list[str]]:
     return sorted(found, key=lambda item: item[1]), sorted(skipped)
 
 
+def _source_hash(path: Path, meta_key: bytes) -> str | None:
+    """sha256 of a file's bytes and the caller's meta (None when unreadable: conversion reports it)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return hashlib.sha256(data + b"\x00" + meta_key).hexdigest()
+
+
 def _extensions() -> str:
     return ", ".join(sorted(SUPPORTED_EXTENSIONS))
 
@@ -253,21 +276,27 @@ def _title(text: str, path: Path) -> str:
 
 @component
 class MultiFormatConverter:
-    """Convert ``.md``, ``.markdown``, ``.txt``, ``.html``/``.htm`` and ``.pdf`` files into Documents.
+    """Convert text, HTML, PDF, office (docx, pptx, xlsx) and CSV files into Documents.
+
+    Extensions: ``.md``, ``.markdown``, ``.txt``, ``.html``/``.htm``, ``.pdf``, ``.docx``, ``.pptx``,
+    ``.xlsx``, ``.csv`` (office files and CSV through Haystack's converters, `office_formats`).
 
     Directories are expanded recursively to the supported files inside (sorted). Hidden files and
     folders, unsupported file types and links to folders inside a directory are not errors: they are
     listed in the ``skipped`` output as ``"path: reason"``.
 
     Each document's meta holds ``source_id``, ``source`` (file name), ``file_path`` (resolved absolute
-    path: the file's identity) and ``title`` (first heading, else file stem), plus the caller's ``meta``
+    path: the file's identity), ``title`` (first heading, else file stem) and, for PDFs, slides and
+    sheets, ``page_starts`` (each page's start offset in the text), plus the caller's ``meta``
     (which cannot override those four keys). Document ids are Haystack's defaults. The source id is
     the file's POSIX path relative to the directory argument it was found in (``index docs/`` gives
     ``sub/travel.md``, whatever the working directory), or the file name for a file argument — unless
     ``known_sources`` already holds the file (by resolved path), in which case it keeps that id, so one
     file never gets two ids. Two different files may not share an id (`SourceConflictError`).
 
-    With ``strict=True`` the first bad input raises (`UnsupportedFileError`, `UnreadableFileError`,
+    A file found in a directory that cannot be read (corrupt, password-protected: `UnreadableFileError`)
+    is always skipped and listed, so the rest of the directory is indexed. Otherwise, with
+    ``strict=True`` the first bad input raises (`UnsupportedFileError`, `UnreadableFileError`,
     `EmptyDocumentError`, `SourceConflictError`, or `EmptyCorpusError` for a directory without supported
     files); with ``strict=False`` it is skipped with a warning and listed in ``skipped`` too.
     """
@@ -289,12 +318,13 @@ class MultiFormatConverter:
         """Deserialize the component from a dictionary."""
         return default_from_dict(cls, data)
 
-    @component.output_types(documents=list[Document], skipped=list[str])
+    @component.output_types(documents=list[Document], skipped=list[str], unchanged=list[str])
     def run(
         self,
         sources: list[str | Path],
         meta: dict[str, Any] | None = None,
         known_sources: dict[str, str] | None = None,
+        known_hashes: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """Convert files and directories into one Document per file.
 
@@ -302,12 +332,19 @@ class MultiFormatConverter:
         :param meta: Extra metadata added to every document.
         :param known_sources: Sources already stored, ``{source_id: resolved file path}`` (``""`` for a
             source that is not a file): a known file keeps its id, and no other file may take one.
-        :returns: ``{"documents": [...], "skipped": ["path: reason", ...]}``.
+        :param known_hashes: ``{source_id: source_hash}`` of sources already stored: a file whose hash
+            (of its bytes and `meta`) is unchanged is neither read nor converted, only listed in
+            ``unchanged``. Each document's meta gets its ``source_hash``.
+        :returns: ``{"documents": [...], "skipped": ["path: reason", ...], "unchanged": [source ids]}``.
         """
+        hashes = known_hashes or {}
+        meta_key = json.dumps(meta or {}, sort_keys=True, ensure_ascii=False, default=str).encode()
+        unchanged: list[str] = []
+        digests: dict[Path, str] = {}
         skipped: list[str] = []
         taken: dict[str, str] = dict(known_sources or {})
         ids_by_path = {path: source_id for source_id, path in taken.items() if path}
-        converted: dict[Path, tuple[str, str]] = {}  # resolved file -> (text, source id)
+        converted: dict[Path, tuple[str, list[int] | None, str]] = {}  # file -> (text, page starts, id)
         for source in sources:
             try:
                 files, passed_over = _expand(source)
@@ -317,6 +354,7 @@ class MultiFormatConverter:
             for note in passed_over:
                 logger.info("Skipping %s", note)
             skipped.extend(note for note in passed_over if note not in skipped)
+            walked = Path(source).expanduser().is_dir()
             for path, default_id in files:
                 if path in converted:
                     continue
@@ -330,7 +368,18 @@ class MultiFormatConverter:
                             "instead (ids are paths relative to the directory you index), or remove that "
                             "source first"
                         )
-                    converted[path] = (self._convert(path), source_id)
+                    digest = _source_hash(path, meta_key)
+                    if digest is not None and hashes.get(source_id) == digest:
+                        unchanged.append(source_id)
+                        taken[source_id] = str(path)
+                        continue
+                    converted[path] = (*self._convert(path), source_id)
+                    if digest is not None:
+                        digests[path] = digest
+                except UnreadableFileError as exc:
+                    # a corrupt or locked file found in a folder is reported; the folder's rest is indexed
+                    self._skip_or_raise(exc, skipped, force=walked)
+                    continue
                 except InputError as exc:
                     self._skip_or_raise(exc, skipped)
                     continue
@@ -344,21 +393,23 @@ class MultiFormatConverter:
                     "source": path.name,
                     "file_path": str(path),
                     "title": _title(text, path),
+                    **({"page_starts": starts} if starts else {}),
+                    **({"source_hash": digests[path]} if path in digests else {}),
                 },
             )
-            for path, (text, source_id) in converted.items()
+            for path, (text, starts, source_id) in converted.items()
         ]
-        return {"documents": documents, "skipped": skipped}
+        return {"documents": documents, "skipped": skipped, "unchanged": unchanged}
 
-    def _skip_or_raise(self, exc: InputError, skipped: list[str]) -> None:
-        if self.strict:
+    def _skip_or_raise(self, exc: InputError, skipped: list[str], force: bool = False) -> None:
+        if self.strict and not force:
             raise exc
         logger.warning("Skipping input: %s", exc)
         if str(exc) not in skipped:
             skipped.append(str(exc))
 
-    def _convert(self, path: Path) -> str:
-        """Read one file and return its text (Markdown-like for HTML)."""
+    def _convert(self, path: Path) -> tuple[str, list[int] | None]:
+        """Read one file; return its text (Markdown-like for HTML) and its pages' start offsets, if any."""
         suffix = path.suffix.lower()
         if suffix not in SUPPORTED_EXTENSIONS:
             raise UnsupportedFileError(
@@ -366,9 +417,12 @@ class MultiFormatConverter:
             )
         if not path.is_file():
             raise UnreadableFileError(f"{path}: file does not exist or is not a regular file")
+        starts: list[int] | None = None
         try:
             if suffix == ".pdf":
-                text = _read_pdf(path)
+                text, starts = _read_pdf(path)
+            elif suffix in OFFICE_EXTENSIONS:
+                text, starts = read_office(path)
             else:
                 text = path.read_bytes().decode(self.encoding).lstrip("\ufeff")
         except UnicodeDecodeError as exc:
@@ -379,10 +433,11 @@ class MultiFormatConverter:
             raise UnreadableFileError(f"{path}: cannot read file: {exc}") from exc
         if suffix in {".html", ".htm"}:
             text = html_to_markdown(text)
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if starts is None:
+            text = _newlines(text)
         if not text.strip():
             raise EmptyDocumentError(f"{path}: file has no text content")
-        return text
+        return text, starts
 
 
 def read_beir_corpus(

@@ -2,7 +2,13 @@
 
 Embedding is the slow step (~30–50 chunks/s on two CPU cores), so vectors are cached in SQLite keyed by
 (model, content hash): re-indexing, tests and evaluations never embed an unchanged chunk twice. The
-actual embedding is done by Haystack's `SentenceTransformersDocumentEmbedder`.
+actual embedding is done by Haystack's `SentenceTransformersDocumentEmbedder` (``backend="torch"``) or
+by `OnnxSentenceEncoder` (``"onnx"``, ``"onnx-int8"``). Texts are embedded longest first, so each batch
+holds texts of similar length and pads little. The int8 model's vectors differ from the fp32 ones, so
+they are cached under their own key; ONNX fp32 reproduces the torch vectors and shares theirs.
+
+Embeddings leave this component as float32 NumPy rows (views of one array per slice), never as Python
+float lists: at 100k chunks a list copy of the vectors alone costs over 1 GB.
 """
 
 from __future__ import annotations
@@ -22,6 +28,10 @@ from tqdm import tqdm
 
 from haygraph.retrieval.config import BUNDLED_MODEL
 from haygraph.retrieval.model_paths import is_bundled, resolve_model
+from haygraph.retrieval.onnx_encoder import ONNX_BACKENDS, OnnxSentenceEncoder, length_order
+
+EMBEDDER_BACKENDS = ("torch", *ONNX_BACKENDS)
+"""Valid values of `backend`."""
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +43,31 @@ def default_cache_dir() -> Path:
     """`$HAYGRAPH_CACHE_DIR`, else `~/.cache/haygraph` (read when called, never at import)."""
     env = os.environ.get("HAYGRAPH_CACHE_DIR")
     return Path(env) if env else Path.home() / ".cache" / "haygraph"
+
+
+def check_backend(backend: str) -> str:
+    """Return `backend` if it is one of `EMBEDDER_BACKENDS`, else raise ValueError listing them."""
+    if backend not in EMBEDDER_BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(EMBEDDER_BACKENDS)}, but got {backend!r}")
+    return backend
+
+
+def cache_model_key(model: str, backend: str) -> str:
+    """Key under which `model`'s vectors are cached: one per model, and a separate one for int8.
+
+    Every spelling of the bundled model shares one key; ONNX fp32 shares the torch key (same vectors).
+    """
+    key = BUNDLED_MODEL if is_bundled(model) else model
+    return f"{key}|onnx-int8" if backend == "onnx-int8" else key
+
+
+def onnx_encoder(model: str, backend: str, cache_dir: str | None) -> OnnxSentenceEncoder:
+    """An (unloaded) ONNX encoder for `model`, exporting into `<cache_dir>/onnx/<model key>`."""
+    directory = Path(cache_dir) if cache_dir else default_cache_dir()
+    name = hashlib.sha256(cache_model_key(model, "onnx").encode()).hexdigest()[:16]
+    return OnnxSentenceEncoder(
+        resolve_model(model), directory / "onnx" / name, quantize=backend == "onnx-int8"
+    )
 
 
 class EmbeddingCache:
@@ -73,6 +108,19 @@ class EmbeddingCache:
             )
 
 
+def with_vector(doc: Document, vector: np.ndarray) -> Document:
+    """A copy of `doc` whose `embedding` is the float32 row `vector` itself, not a list of Python floats.
+
+    `Document.__post_init__` turns an ndarray embedding into a list (1.x compatibility), so the row is
+    set on the fresh copy after construction (with `object.__setattr__`: Haystack warns about mutating
+    a document other components may share, which a copy made here is not). Downstream code only
+    iterates over it or hands it to `np.asarray`.
+    """
+    out = replace(doc, embedding=None)
+    object.__setattr__(out, "embedding", vector)
+    return out
+
+
 @component
 class CachedDocumentEmbedder:
     """Embeds documents with a sentence-transformers model, reusing cached vectors by content hash."""
@@ -84,9 +132,11 @@ class CachedDocumentEmbedder:
         cache_dir: str | None = None,
         use_cache: bool = True,
         progress_bar: bool = False,
+        backend: str = "torch",
     ) -> None:
         if batch_size <= 0:
             raise ValueError(f"batch_size must be > 0, but got {batch_size}")
+        self.backend = check_backend(backend)
         self.model = model
         self.batch_size = batch_size
         self.cache_dir = cache_dir
@@ -104,23 +154,25 @@ class CachedDocumentEmbedder:
             SentenceTransformersDocumentEmbedder,
         )
 
-        path = resolve_model(self.model)
-        self._embedder = SentenceTransformersDocumentEmbedder(
-            model=path,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            progress_bar=False,
-            local_files_only=True,
-        )
+        if self.backend == "torch":
+            self._embedder = SentenceTransformersDocumentEmbedder(
+                model=resolve_model(self.model),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                progress_bar=False,
+                local_files_only=True,
+            )
+        else:
+            self._embedder = onnx_encoder(self.model, self.backend, self.cache_dir)
         if self.use_cache:
             directory = Path(self.cache_dir) if self.cache_dir else default_cache_dir()
-            # every spelling of the bundled model shares one cache key (its vectors are the same)
-            key = BUNDLED_MODEL if is_bundled(self.model) else self.model
-            self._cache = EmbeddingCache(directory / "embeddings", model_key=key)
+            self._cache = EmbeddingCache(
+                directory / "embeddings", model_key=cache_model_key(self.model, self.backend)
+            )
 
     @component.output_types(documents=list[Document])
     def run(self, documents: list[Document]) -> dict[str, list[Document]]:
-        """Return copies of `documents` with normalized embeddings (cached ones are not recomputed)."""
+        """Copies of `documents` with normalized float32 embeddings (cached ones are not recomputed)."""
         if not documents:
             return {"documents": []}
         self.warm_up()
@@ -137,30 +189,43 @@ class CachedDocumentEmbedder:
             self._embed_missing(missing, texts, keys, vectors)
         self.stats = {"cached": len(documents) - len(missing), "embedded": len(missing)}
         logger.info("embedded %d chunks, %d from cache", len(missing), len(documents) - len(missing))
-        return {"documents": [replace(d, embedding=vectors[i].tolist()) for i, d in enumerate(documents)]}
+        return {"documents": [with_vector(d, vectors[i]) for i, d in enumerate(documents)]}
 
     def _embed_missing(
         self, missing: list[int], texts: list[str], keys: list[str], vectors: dict[int, np.ndarray]
     ) -> None:
-        """Embed in slices of CACHE_SLICE, caching each slice at once: an interrupted run keeps its work."""
+        """Embed in slices of CACHE_SLICE, caching each slice at once: an interrupted run keeps its work.
+
+        `missing` is taken longest text first, so every slice (and every batch in it) has texts of
+        similar length.
+        """
+        missing = [missing[j] for j in length_order([texts[i] for i in missing])]
         bar = tqdm(total=len(missing), desc="embedding", unit="chunk", disable=not self.progress_bar)
         with bar:
             for start in range(0, len(missing), CACHE_SLICE):
                 part = missing[start : start + CACHE_SLICE]
-                fresh = self._embedder.run(documents=[Document(content=texts[i]) for i in part])["documents"]
+                block = self._embed_texts([texts[i] for i in part])
                 new: dict[str, np.ndarray] = {}
-                for i, doc in zip(part, fresh, strict=True):
-                    vectors[i] = np.asarray(doc.embedding, dtype=np.float32)
+                for row, i in enumerate(part):
+                    vectors[i] = block[row]
                     if keys:
                         new[keys[i]] = vectors[i]
                 if self._cache is not None and new:
                     self._cache.put_many(new)
                 bar.update(len(part))
 
+    def _embed_texts(self, texts: list[str]) -> np.ndarray:
+        """An (n, dim) float32 array of normalized embeddings of `texts`, by the configured backend."""
+        if isinstance(self._embedder, OnnxSentenceEncoder):
+            return self._embedder.encode(texts, batch_size=self.batch_size)
+        fresh = self._embedder.run(documents=[Document(content=t) for t in texts])["documents"]
+        return np.asarray([d.embedding for d in fresh], dtype=np.float32)
+
     def to_dict(self) -> dict[str, Any]:
         """Serialize this component to a dictionary."""
         return default_to_dict(
             self,
+            backend=self.backend,
             model=self.model,
             batch_size=self.batch_size,
             cache_dir=self.cache_dir,

@@ -39,6 +39,7 @@ from haygraph.retrieval.query_embedder import QueryEmbedder, QueryMemo
 from haygraph.retrieval.sources import (
     SourceKey,
     check_extra_meta,
+    known_hashes,
     known_sources,
     match_sources,
     source_key,
@@ -72,10 +73,30 @@ class Hit:
         return None if value is None else float(value)
 
     @property
+    def page(self) -> int | None:
+        """1-based page (PDF page, slide or sheet) where the chunk starts, when the source has pages."""
+        return _int_meta(self.meta, "page")
+
+    @property
+    def char_start(self) -> int | None:
+        """Offset of the chunk's first character in its source text (see `ChunkLocator`), when known."""
+        return _int_meta(self.meta, "char_start")
+
+    @property
+    def char_end(self) -> int | None:
+        """Offset just past the chunk's last character in its source text, when known."""
+        return _int_meta(self.meta, "char_end")
+
+    @property
     def cosine(self) -> float | None:
         """The chunk's dense cosine similarity with the query, when known."""
         value = self.meta.get("dense_score")
         return None if value is None else float(value)
+
+
+def _int_meta(meta: dict[str, Any], key: str) -> int | None:
+    value = meta.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass
@@ -103,6 +124,9 @@ class SearchResult:
                     "relevance": h.relevance,
                     "source": h.source,
                     "heading_path": h.heading_path,
+                    "page": h.page,
+                    "char_start": h.char_start,
+                    "char_end": h.char_end,
                     "text": h.content,
                 }
                 for i, h in enumerate(self.hits, start=1)
@@ -116,7 +140,9 @@ class IndexReport:
 
     `removed_stale` counts chunks of re-indexed sources that are no longer produced (edited text);
     `removed_sources` lists the sources removed because their files are gone from an indexed directory;
-    `skipped` lists the files that were not indexed, as ``"path: reason"``.
+    `skipped` lists the files that were not indexed, as ``"path: reason"``; `unchanged` counts the
+    sources skipped before conversion because their file and meta hash (``meta["source_hash"]``) is
+    the stored one (they are not in `sources` or `chunks`).
     """
 
     sources: int
@@ -128,6 +154,7 @@ class IndexReport:
     seconds: float
     removed_sources: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    unchanged: int = 0
 
 
 @dataclass
@@ -277,6 +304,7 @@ class KnowledgeBase:
                     "sources": [str(p) for p in sources],
                     "meta": extra,
                     "known_sources": known_sources(self.store.documents, tenant),
+                    "known_hashes": known_hashes(self.store.documents, tenant),
                 }
             }
             directories = [Path(p).expanduser() for p in sources if Path(p).expanduser().is_dir()]
@@ -334,17 +362,23 @@ class KnowledgeBase:
         result = run_pipeline(pipe, data, include_outputs_from=outputs)
         chunks: list[Document] = result["dedup"]["documents"]
         skipped: list[str] = result.get("converter", {}).get("skipped", [])
-        if not chunks:
+        unchanged: list[str] = result.get("converter", {}).get("unchanged", [])
+        if not chunks and not unchanged:
             raise EmptyCorpusError("nothing to index: every input was empty")
         embedder = pipe.get_component("embedder")
         assert isinstance(embedder, CachedDocumentEmbedder)
         removed = self._remove_stale(chunks)
-        gone = self._remove_missing(*sync, produced={source_key(c) for c in chunks}) if sync else []
-        # The whole config is persisted: what shaped the index, and the store's default query settings.
-        self.store.meta["config"] = self.config.model_dump(mode="json")
-        self._build_bm25()
-        if self.store.path and (save or _saves_always(self.store)):
-            self.store.save()
+        tenant = ((data.get("converter") or {}).get("meta") or {}).get("tenant")
+        produced = {source_key(c) for c in chunks} | {(tenant, source_id) for source_id in unchanged}
+        gone = self._remove_missing(*sync, produced=produced) if sync else []
+        config = self.config.model_dump(mode="json")
+        changed = bool(chunks or removed or gone) or self.store.dirty or not self.store.path
+        if changed or self.store.meta.get("config") != config:
+            # The whole config is persisted: what shaped the index, and the store's default query settings.
+            self.store.meta["config"] = config
+            self._build_bm25()
+            if self.store.path and (save or _saves_always(self.store)):
+                self.store.save()
         self._runners.clear()
         return IndexReport(
             sources=len({source_key(c) for c in chunks}),
@@ -356,6 +390,7 @@ class KnowledgeBase:
             seconds=time.perf_counter() - start,
             removed_sources=gone,
             skipped=skipped,
+            unchanged=len(unchanged),
         )
 
     def _remove_stale(self, chunks: list[Document]) -> int:

@@ -1,7 +1,7 @@
 """The one place where the indexing and query pipelines are assembled from a `RetrievalConfig`.
 
-Indexing: [MultiFormatConverter] -> DocumentCleaner -> [StructuredSplitter] -> ChunkIdentifier ->
-ContentDeduplicator -> [CachedDocumentEmbedder] -> DocumentWriter.
+Indexing: [MultiFormatConverter] -> DocumentCleaner -> [StructuredSplitter] -> ChunkLocator ->
+ChunkIdentifier -> ContentDeduplicator -> [CachedDocumentEmbedder] -> DocumentWriter.
 
 Query (hybrid): text_embedder -> dense ┐
                 bm25 ──────────────────┴-> fusion -> [reranker] -> [cut] -> relevance
@@ -31,6 +31,7 @@ from haystack.document_stores.types import DuplicatePolicy
 
 from haygraph.retrieval.bm25_retriever import FastBM25Retriever
 from haygraph.retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
+from haygraph.retrieval.chunk_positions import ChunkLocator
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.converters import MultiFormatConverter
 from haygraph.retrieval.dense_retriever import FastEmbeddingRetriever
@@ -99,9 +100,13 @@ def build_indexing_pipeline(
         )
         pipe.connect("cleaner.documents", "splitter.documents")
         last = "splitter"
+    # offsets (and pages) of each chunk in its source text, for citations that can be highlighted
+    pipe.add_component("locator", ChunkLocator())
+    pipe.connect(f"{last}.documents", "locator.documents")
+    pipe.connect("cleaner.documents", "locator.sources")
     pipe.add_component("chunk_ids", ChunkIdentifier())
     pipe.add_component("dedup", ContentDeduplicator())
-    pipe.connect(f"{last}.documents", "chunk_ids.documents")
+    pipe.connect("locator.documents", "chunk_ids.documents")
     pipe.connect("chunk_ids.documents", "dedup.documents")
     last = "dedup"
     if embed:
@@ -114,6 +119,7 @@ def build_indexing_pipeline(
                 cache_dir=emb.cache_dir,
                 use_cache=emb.use_cache,
                 progress_bar=progress_bar,
+                backend=emb.backend,
             ),
         )
         pipe.connect("dedup.documents", "embedder.documents")
@@ -161,7 +167,14 @@ def build_query_pipeline(
 
     cosine_for_relevance = include_relevance and q.mode == "bm25" and q.relevance.bm25_uses_cosine
     if embed_query and (q.mode in ("dense", "hybrid") or cosine_for_relevance):
-        pipe.add_component("text_embedder", QueryEmbedder(model=config.embedder.model))
+        pipe.add_component(
+            "text_embedder",
+            QueryEmbedder(
+                model=config.embedder.model,
+                backend=config.embedder.backend,
+                cache_dir=config.embedder.cache_dir,
+            ),
+        )
     if config.store.backend == "qdrant":
         from haygraph.retrieval.qdrant.pipeline import add_qdrant_retrieval
 

@@ -13,12 +13,15 @@ things the stock component cannot give us:
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from haystack import component, default_from_dict, default_to_dict
 
 from haygraph.retrieval.model_paths import resolve_model
+
+if TYPE_CHECKING:
+    from haygraph.retrieval.onnx_encoder import OnnxSentenceEncoder
 
 
 class QueryMemo:
@@ -55,23 +58,46 @@ class QueryMemo:
 class QueryEmbedder:
     """Embeds one query with a sentence-transformers model (L2-normalized), resolving the model offline."""
 
-    def __init__(self, model: str = "all-MiniLM-L6-v2", memo_size: int = 10_000) -> None:
+    def __init__(
+        self,
+        model: str = "all-MiniLM-L6-v2",
+        memo_size: int = 10_000,
+        backend: str = "torch",
+        cache_dir: str | None = None,
+    ) -> None:
+        from haygraph.retrieval.embedding_cache import check_backend
+
         if not model or not model.strip():
             raise ValueError("model must be a model name or path, but got an empty string")
         if memo_size < 0:
             raise ValueError(f"memo_size must be >= 0, but got {memo_size}")
         self.model = model
         self.memo_size = memo_size
+        self.backend = check_backend(backend)
+        self.cache_dir = cache_dir
         self.memo = QueryMemo(memo_size)
         self._embedder: Any = None
+        self._onnx: OnnxSentenceEncoder | None = None
 
     def share_memo(self, memo: QueryMemo) -> None:
         """Use `memo` (shared with other query embedders) instead of this component's own."""
         self.memo = memo
 
+    @property
+    def memo_key(self) -> str:
+        """The memo's model key: int8 query vectors differ from fp32 ones, so they are kept apart."""
+        return f"{self.model}|{self.backend}" if self.backend == "onnx-int8" else self.model
+
     def warm_up(self) -> None:
         """Resolve the model name to a local path and load the model (idempotent)."""
-        if self._embedder is not None:
+        if self._embedder is not None or self._onnx is not None:
+            return
+        if self.backend != "torch":
+            from haygraph.retrieval.embedding_cache import onnx_encoder
+
+            encoder = onnx_encoder(self.model, self.backend, self.cache_dir)
+            encoder.warm_up()
+            self._onnx = encoder
             return
         from haystack_integrations.components.embedders.sentence_transformers import (
             SentenceTransformersTextEmbedder,
@@ -91,17 +117,22 @@ class QueryEmbedder:
         """Return the normalized embedding of `text` (from the memo when this query was embedded before)."""
         if not isinstance(text, str):
             raise TypeError(f"QueryEmbedder expects a string, got {type(text).__name__}")
-        cached = self.memo.get(self.model, text)
+        cached = self.memo.get(self.memo_key, text)
         if cached is not None:
             return {"embedding": cached.tolist()}
         self.warm_up()
-        embedding = list(self._embedder.run(text=text)["embedding"])
-        self.memo.put(self.model, text, embedding)
+        if self._onnx is not None:
+            embedding = self._onnx.encode([text])[0].tolist()
+        else:
+            embedding = list(self._embedder.run(text=text)["embedding"])
+        self.memo.put(self.memo_key, text, embedding)
         return {"embedding": embedding}
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize this component to a dictionary."""
-        return default_to_dict(self, model=self.model, memo_size=self.memo_size)
+        return default_to_dict(
+            self, model=self.model, memo_size=self.memo_size, backend=self.backend, cache_dir=self.cache_dir
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> QueryEmbedder:

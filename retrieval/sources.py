@@ -42,6 +42,17 @@ def known_sources(documents: Iterable[Document], tenant: str | None) -> dict[str
     return known
 
 
+def known_hashes(documents: Iterable[Document], tenant: str | None) -> dict[str, str]:
+    """``{source_id: meta["source_hash"]}`` of the file sources of `tenant` that carry one."""
+    known: dict[str, str] = {}
+    for doc in documents:
+        key = source_key(doc)
+        digest = doc.meta.get("source_hash")
+        if key[0] == tenant and key[1] not in known and isinstance(digest, str):
+            known[key[1]] = digest
+    return known
+
+
 def sources_under(
     documents: Iterable[Document], directories: Sequence[Path], tenant: str | None
 ) -> set[SourceKey]:

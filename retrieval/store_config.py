@@ -10,7 +10,8 @@ caller set explicitly (Pydantic's ``exclude_unset``: a config file that only say
   repeat them but not change them: a different value raises `IndexSettingsMismatchError` naming the
   key (re-index with the new config to change them);
 - everything else — ``query.*``, the retriever backends (``bm25.backend``, ``dense.backend``) and the
-  embedder's runtime knobs (``batch_size``, ``cache_dir``, ``use_cache``) — the caller's value wins.
+  embedder's runtime knobs (``batch_size``, ``cache_dir``, ``use_cache``, ``backend``) — the caller's
+  value wins.
 """
 
 from __future__ import annotations

@@ -58,6 +58,9 @@ class SearchHit(BaseModel):
     relevance: float | None
     source: str
     heading_path: list[str]
+    page: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
     text: str
 
 
@@ -82,6 +85,9 @@ class EvidenceItem(BaseModel):
     text: str
     score: float
     source: str
+    page: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
 
 
 class AskResult(BaseModel):

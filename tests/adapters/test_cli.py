@@ -35,7 +35,8 @@ RESULT_KEYS = {
     "notes",
     "pending",
 }
-EVIDENCE_KEYS = {"id", "text", "score", "source"}
+EVIDENCE_KEYS = {"id", "text", "score", "source", "page", "char_start", "char_end"}
+HANDBOOK_DIR = Path(sample_handbook_path())
 LEAVE_QUESTION = "How many days of annual leave do I get?"
 ORDER = "202405120001"
 TIMEOUT = 600  # model loading on a busy 2-core machine can take a while
@@ -111,6 +112,10 @@ class TestIndexAndSearch:
             assert r["source"] == doc.meta["source_id"] and r["id"].startswith(r["source"] + "::")
             assert isinstance(r["heading_path"], list) and r["heading_path"] == list(doc.meta["heading_path"])
             assert 0 < r["relevance"] < 1
+            # the citation's position: the chunk's words, in order, at those offsets of the source file
+            source_text = (HANDBOOK_DIR / r["source"]).read_text(encoding="utf-8")
+            assert source_text[r["char_start"] : r["char_end"]].split() == r["text"].split()
+            assert r["page"] is None  # Markdown has no pages
         assert results[0]["source"] == "leave-policy.md"
 
     def test_top_k_mode_and_filter_options(self, cli_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -232,7 +237,9 @@ class TestErrors:
     @pytest.mark.parametrize(
         ("name", "content", "message"),
         [
-            ("data.xlsx", b"PK\x03\x04", "unsupported file type '.xlsx'"),
+            ("data.odt", b"PK\x03\x04", "unsupported file type '.odt'"),
+            ("data.xlsx", b"PK\x03\x04", "data.xlsx: the file is corrupt"),
+            ("locked.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 64, "password-protected"),
             ("empty.md", b"  \n\n", "no text content"),
             ("missing.md", None, "does not exist"),
         ],

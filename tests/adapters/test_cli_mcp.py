@@ -82,9 +82,10 @@ class TestServeMCP:
         hits = result.content["structured"]["result"]
         assert 1 <= len(hits) <= 3 and hits[0]["source"] == "leave-policy.md"
         for hit in hits:
-            assert set(hit) == {"id", "text", "score", "source"}
+            assert set(hit) == {"id", "text", "score", "source", "page", "char_start", "char_end"}
             doc = kb.store.get(hit["id"])
             assert doc is not None and doc.content == hit["text"] and doc.meta["source_id"] == hit["source"]
+            assert (doc.meta["char_start"], doc.meta["char_end"]) == (hit["char_start"], hit["char_end"])
         assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
 
     def test_chinese_search_and_get_chunk(self, executor: ContractToolExecutor, kb: KnowledgeBase) -> None:

@@ -46,6 +46,8 @@ class TestHaystackRetriever:
             assert ev.score == pytest.approx(hit.score)
             assert ev.source == hit.source and ev.id.startswith(f"{ev.source}::")
             assert ev.heading_path == hit.heading_path
+            assert (ev.char_start, ev.char_end, ev.page) == (hit.char_start, hit.char_end, None)
+            assert ev.char_start is not None and ev.char_end is not None and ev.char_start < ev.char_end
             assert ev.relevance is not None and 0.0 < ev.relevance < 1.0
             assert ev.relevance == pytest.approx(hit.relevance)
             assert ev.meta["source_id"] == ev.source

@@ -1,3 +1,4 @@
+import hashlib
 import json
 from pathlib import Path
 
@@ -124,6 +125,10 @@ class TestMultiFormatConverter:
             "source": "a.md",
             "file_path": str(tmp_path / "a.md"),
             "title": "Alpha title",
+            # sha256 of the file's bytes, NUL, and the caller's meta as sorted JSON
+            "source_hash": hashlib.sha256(
+                (tmp_path / "a.md").read_bytes() + b'\x00{"tenant": "acme"}'
+            ).hexdigest(),
         }
 
     def test_directory_expansion_and_relative_source_ids(self, kb: Path):
@@ -249,7 +254,25 @@ class TestMultiFormatConverter:
         assert any("missing.md" in s and "does not exist" in s for s in result["skipped"])
 
     def test_empty_sources(self):
-        assert MultiFormatConverter().run(sources=[]) == {"documents": [], "skipped": []}
+        assert MultiFormatConverter().run(sources=[]) == {"documents": [], "skipped": [], "unchanged": []}
+
+    def test_unchanged_files_are_not_converted(self, tmp_path, monkeypatch):
+        (tmp_path / "a.md").write_text("# A\n\nalpha")
+        (tmp_path / "b.md").write_text("# B\n\nbeta")
+        first = MultiFormatConverter().run(sources=[tmp_path])["documents"]
+        hashes = {d.meta["source_id"]: d.meta["source_hash"] for d in first}
+        (tmp_path / "b.md").write_text("# B\n\nbeta, edited")
+        converted: list[str] = []
+        original = MultiFormatConverter._convert
+        monkeypatch.setattr(
+            MultiFormatConverter, "_convert", lambda self, p: converted.append(p.name) or original(self, p)
+        )
+        out = MultiFormatConverter().run(sources=[tmp_path], known_hashes=hashes)
+        assert converted == ["b.md"] and out["unchanged"] == ["a.md"]
+        assert [d.meta["source_id"] for d in out["documents"]] == ["b.md"]
+        # other meta (a tenant, a team) changes the hash: the file is converted again
+        again = MultiFormatConverter().run(sources=[tmp_path], known_hashes=hashes, meta={"team": "hr"})
+        assert again["unchanged"] == []
 
     def test_invalid_encoding(self):
         with pytest.raises(ValueError, match="no-such-codec"):

@@ -28,6 +28,19 @@ class FakeSTEmbedder:
         }
 
 
+class FakeOnnxEncoder(cache_module.OnnxSentenceEncoder):
+    """Stands in for an exported ONNX model: (0, len) per text."""
+
+    def __init__(self):
+        pass
+
+    def warm_up(self):
+        pass
+
+    def encode(self, texts, batch_size=32):
+        return np.asarray([[0.0, float(len(t))] for t in texts], dtype=np.float32)
+
+
 @pytest.fixture
 def fake_model(monkeypatch):
     import haystack_integrations.components.embedders.sentence_transformers as st
@@ -46,12 +59,13 @@ class TestCachedDocumentEmbedder:
     def test_second_run_embeds_nothing(self, tmp_path, fake_model):
         docs = _docs("alpha", "beta gamma")
         first = CachedDocumentEmbedder(cache_dir=str(tmp_path)).run(documents=docs)["documents"]
-        assert fake_model.calls == [["alpha", "beta gamma"]]
+        assert fake_model.calls == [["beta gamma", "alpha"]]  # longest first: batches of similar length
         second_embedder = CachedDocumentEmbedder(cache_dir=str(tmp_path))  # a new process would do the same
         second = second_embedder.run(documents=docs)["documents"]
-        assert fake_model.calls == [["alpha", "beta gamma"]]  # no new model call
+        assert fake_model.calls == [["beta gamma", "alpha"]]  # no new model call
         assert second_embedder.stats == {"cached": 2, "embedded": 0}
-        assert [d.embedding for d in second] == [d.embedding for d in first] == [[5.0, 1.0], [10.0, 1.0]]
+        assert [d.embedding.tolist() for d in second] == [d.embedding.tolist() for d in first]
+        assert [d.embedding.tolist() for d in first] == [[5.0, 1.0], [10.0, 1.0]]  # back in input order
         assert [d.meta for d in second] == [{"n": 0}, {"n": 1}]
 
     def test_only_new_texts_are_embedded(self, tmp_path, fake_model):
@@ -84,6 +98,29 @@ class TestCachedDocumentEmbedder:
         assert CachedDocumentEmbedder().run(documents=[]) == {"documents": []}
         assert fake_model.calls == []
 
+    def test_embeddings_are_float32_rows(self, tmp_path, fake_model):
+        [doc] = CachedDocumentEmbedder(cache_dir=str(tmp_path)).run(documents=_docs("alpha"))["documents"]
+        assert isinstance(doc.embedding, np.ndarray) and doc.embedding.dtype == np.float32
+
+    def test_int8_has_its_own_cache_entries_fp32_onnx_shares_torch(self, tmp_path, fake_model):
+        assert (
+            cache_module.cache_model_key("sentence-transformers/all-MiniLM-L6-v2", "onnx")
+            == "all-MiniLM-L6-v2"
+        )
+        assert cache_module.cache_model_key("all-MiniLM-L6-v2", "torch") == "all-MiniLM-L6-v2"
+        assert cache_module.cache_model_key("all-MiniLM-L6-v2", "onnx-int8") == "all-MiniLM-L6-v2|onnx-int8"
+        CachedDocumentEmbedder(cache_dir=str(tmp_path)).run(documents=_docs("alpha"))
+        int8 = CachedDocumentEmbedder(cache_dir=str(tmp_path), backend="onnx-int8")
+        int8._embedder = FakeOnnxEncoder()  # stands in for the exported model
+        int8._cache = cache_module.EmbeddingCache(tmp_path / "embeddings", "all-MiniLM-L6-v2|onnx-int8")
+        [doc] = int8.run(documents=_docs("alpha"))["documents"]
+        assert int8.stats == {"cached": 0, "embedded": 1}  # torch's vector is not reused
+        assert doc.embedding.tolist() == [0.0, 5.0]
+
+    def test_bad_backend(self):
+        with pytest.raises(ValueError, match="backend must be one of torch, onnx, onnx-int8"):
+            CachedDocumentEmbedder(backend="tensorrt")
+
     def test_default_cache_dir_reads_env_when_called(self, tmp_path, monkeypatch):
         monkeypatch.setenv("HAYGRAPH_CACHE_DIR", str(tmp_path))
         assert default_cache_dir() == tmp_path
@@ -101,6 +138,7 @@ class TestCachedDocumentEmbedder:
                 "cache_dir": "/c",
                 "use_cache": False,
                 "progress_bar": False,
+                "backend": "torch",
             },
         }
         assert CachedDocumentEmbedder.from_dict(data).to_dict() == data

@@ -80,7 +80,7 @@ class TestPythonApiErrors:
         kb = KnowledgeBase(store_dir=tmp_path / "kb")
         report = kb.index(str(docs))
         assert report.sources == 3 and sources(kb) == {"sub/travel.md", "pets.md", "parking.md"}
-        assert kb.index(docs / "pets.md").sources == 1  # a Path alone too
+        assert kb.index(docs / "pets.md").unchanged == 1  # a Path alone too (unchanged: not converted)
 
     @pytest.mark.parametrize("paths", [[1, 2], {"a": 1}, 42, [None]])
     def test_index_bad_paths(self, tmp_path, paths):
@@ -189,12 +189,14 @@ class TestDirectorySync:
 
     def test_unsupported_files_are_reported(self, tmp_path, docs):
         # regression: unsupported files in a folder were skipped without a word
-        (docs / "budget.xlsx").write_bytes(b"PK\x03\x04")
+        (docs / "budget.odt").write_bytes(b"PK\x03\x04")
         (docs / ".draft.md").write_text("# Draft\n\nnot ready")
+        (docs / "broken.xlsx").write_bytes(b"PK\x03\x04")  # supported, but corrupt
         report = KnowledgeBase(store_dir=tmp_path / "kb").index([docs])
-        assert report.sources == 3 and len(report.skipped) == 2
-        assert "budget.xlsx: unsupported file type '.xlsx'" in report.skipped[1]
+        assert report.sources == 3 and len(report.skipped) == 3
+        assert "budget.odt: unsupported file type '.odt'" in report.skipped[1]
         assert ".draft.md: hidden file" in report.skipped[0]
+        assert "broken.xlsx: the file is corrupt" in report.skipped[2]
 
     def test_a_file_cannot_take_another_files_id(self, tmp_path, docs):
         other = tmp_path / "other"

@@ -154,9 +154,13 @@ class TestKnowledgeBase:
         copy_dir = tmp_path / "copy"
         shutil.copytree(store_dir, copy_dir)
         kb = KnowledgeBase.open(copy_dir, config)
+        version = (copy_dir / "CURRENT").read_text()
         report = kb.index([HANDBOOK])
-        assert report.embedded == 0 and report.from_cache == report.chunks == first.chunks
+        # every file's hash is the stored one: nothing converted, split, embedded or saved
+        assert report.unchanged == first.sources and report.sources == report.chunks == report.embedded == 0
         assert report.removed_stale == 0 and report.total_documents == first.total_documents
+        assert report.removed_sources == [] and (copy_dir / "CURRENT").read_text() == version
+        assert report.seconds < 1.0
 
     def test_reindex_edited_file_replaces_its_chunks(self, tmp_path):
         config = RetrievalConfig(embedder={"cache_dir": str(tmp_path / "cache")})  # fresh: counts embeds
@@ -198,9 +202,9 @@ class TestKnowledgeBase:
             KnowledgeBase.open(broken)
 
     def test_unsupported_file(self, config, tmp_path):
-        bad = tmp_path / "data.xlsx"
+        bad = tmp_path / "data.odt"
         bad.write_bytes(b"PK\x03\x04")
-        with pytest.raises(UnsupportedFileError, match="xlsx"):
+        with pytest.raises(UnsupportedFileError, match="odt"):
             KnowledgeBase(config, tmp_path / "kb").index([bad])
         assert not (tmp_path / "kb").exists()
 
@@ -228,7 +232,7 @@ class TestKnowledgeBase:
         _, store_dir, first = indexed
         copy_dir = tmp_path / "copy"
         shutil.copytree(store_dir, copy_dir)
-        bad = tmp_path / "bad.docx"
+        bad = tmp_path / "bad.odt"
         bad.write_text("x")
         kb = KnowledgeBase.open(copy_dir, config)
         with pytest.raises(UnsupportedFileError):

@@ -210,6 +210,7 @@ class TestIndexingPipeline:
             "converter",
             "cleaner",
             "splitter",
+            "locator",
             "chunk_ids",
             "dedup",
             "embedder",

@@ -45,7 +45,12 @@ class TestQueryEmbedder:
         assert backend.kwargs["normalize_embeddings"] is True and backend.kwargs["local_files_only"] is True
         assert embedder.to_dict() == {
             "type": "haygraph.retrieval.query_embedder.QueryEmbedder",
-            "init_parameters": {"model": "bundled:all-MiniLM-L6-v2", "memo_size": 10_000},
+            "init_parameters": {
+                "model": "bundled:all-MiniLM-L6-v2",
+                "memo_size": 10_000,
+                "backend": "torch",
+                "cache_dir": None,
+            },
         }
 
     def test_memo_embeds_each_query_once(self, fake_model):
@@ -71,7 +76,9 @@ class TestQueryEmbedder:
         assert fake_model.instances[0].texts == ["leave", "leave"]
 
     def test_round_trip(self):
-        data = QueryEmbedder(model="all-MiniLM-L6-v2", memo_size=5).to_dict()
+        data = QueryEmbedder(
+            model="all-MiniLM-L6-v2", memo_size=5, backend="onnx-int8", cache_dir="/c"
+        ).to_dict()
         assert QueryEmbedder.from_dict(data).to_dict() == data
 
     def test_bad_arguments(self):
@@ -79,8 +86,14 @@ class TestQueryEmbedder:
             QueryEmbedder(memo_size=-1)
         with pytest.raises(ValueError, match="model"):
             QueryEmbedder(model=" ")
+        with pytest.raises(ValueError, match="backend must be one of"):
+            QueryEmbedder(backend="gpu")
         with pytest.raises(TypeError, match="string"):
             QueryEmbedder().run(text=["not", "a", "string"])  # type: ignore[arg-type]
+
+    def test_int8_queries_are_memoised_apart(self, fake_model):
+        assert QueryEmbedder(backend="onnx-int8").memo_key == "all-MiniLM-L6-v2|onnx-int8"
+        assert QueryEmbedder(backend="onnx").memo_key == "all-MiniLM-L6-v2"
 
 
 class TestQueryMemo:

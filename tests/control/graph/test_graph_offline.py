@@ -358,6 +358,9 @@ class TestRunTurn:
             "text": next(e.text for e in HANDBOOK if e.id == "hr.md::leave"),
             "score": 4.0,  # overlap: employees, days, annual, leave
             "source": "hr.md",
+            "page": None,  # the scripted evidence has no position
+            "char_start": None,
+            "char_end": None,
         }
         assert result["path"] == ["analyze", "retrieve", "evaluate", "generate"]
         assert result["query"] == "How many days of annual leave do employees get"

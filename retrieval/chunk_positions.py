@@ -1,0 +1,101 @@
+"""`ChunkLocator`: where each chunk sits in its source text (character offsets) and on which page.
+
+A citation that names a position can be highlighted: each chunk gets ``char_start`` / ``char_end``
+(offsets into the source document's converted text, ``text[char_start:char_end]``) and, for sources
+with pages (PDF pages, slides, sheets: ``meta["page_starts"]`` from the converter), ``page`` (1-based,
+the page where the chunk starts). The source's ``page_starts`` list is not copied into the chunks.
+
+It runs after the splitter and looks chunks up in their source rather than asking the splitter to
+count, so it works with any splitter (or none: a whole document is one chunk at 0..len). Chunks of one
+source are searched in order from the previous chunk's start; a chunk whose text was rewritten by the
+splitter (joined list items, a repeated heading) is located by its first and last lines; one that
+cannot be found gets no offsets rather than wrong ones.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+from dataclasses import replace
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict
+
+logger = logging.getLogger(__name__)
+
+_PROBE = 40
+"""Characters of a chunk's first and last line used to locate a rewritten chunk."""
+
+
+def locate(text: str, chunk: str, start_at: int = 0) -> tuple[int, int] | None:
+    """Offsets ``(start, end)`` of `chunk` in `text`, searching from `start_at` first; None if not found.
+
+    An exact match wins. Otherwise the chunk's first line (up to 40 characters) fixes the start and its
+    last line the end, when both are found in order.
+    """
+    body = chunk.strip()
+    if not body:
+        return None
+    for origin in (start_at, 0):
+        at = text.find(body, origin)
+        if at >= 0:
+            return at, at + len(body)
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    head, tail = lines[0][:_PROBE], lines[-1][-_PROBE:]
+    for origin in (start_at, 0):
+        first = text.find(head, origin)
+        if first < 0:
+            continue
+        last = text.find(tail, first + len(head) if len(lines) > 1 else first)
+        if last >= 0:
+            return first, last + len(tail)
+    return None
+
+
+def page_of(offset: int, page_starts: list[int]) -> int:
+    """1-based page holding character `offset`, given each page's start offset (sorted)."""
+    return max(1, bisect.bisect_right(page_starts, offset))
+
+
+@component
+class ChunkLocator:
+    """Adds ``char_start``, ``char_end`` and (with page starts) ``page`` to each chunk's meta."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialize this component to a dictionary."""
+        return default_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChunkLocator:
+        """Deserialize this component from a dictionary."""
+        return default_from_dict(cls, data)
+
+    @component.output_types(documents=list[Document])
+    def run(self, documents: list[Document], sources: list[Document]) -> dict[str, list[Document]]:
+        """Return copies of the chunks `documents` located in `sources` (the documents before splitting).
+
+        A chunk's source is the one with the same ``meta["source_id"]`` and ``meta["tenant"]``.
+        """
+        texts: dict[tuple[Any, Any], Document] = {}
+        for src in sources:
+            texts.setdefault((src.meta.get("tenant"), src.meta.get("source_id", src.id)), src)
+        cursor: dict[tuple[Any, Any], int] = {}
+        out: list[Document] = []
+        missed = 0
+        for chunk in documents:
+            key = (chunk.meta.get("tenant"), chunk.meta.get("source_id"))
+            meta = {k: v for k, v in chunk.meta.items() if k != "page_starts"}
+            source = texts.get(key)
+            span = locate(source.content or "", chunk.content or "", cursor.get(key, 0)) if source else None
+            if span is None:
+                missed += source is not None
+            else:
+                cursor[key] = span[0]
+                meta.update(char_start=span[0], char_end=span[1])
+                starts = source.meta.get("page_starts") if source else None
+                if isinstance(starts, list) and starts:
+                    meta["page"] = page_of(span[0], starts)
+            out.append(replace(chunk, meta=meta))
+        if missed:
+            logger.info("%d chunks could not be located in their source text (no offsets)", missed)
+        return {"documents": out}

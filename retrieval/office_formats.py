@@ -1,0 +1,114 @@
+"""Text of ``.docx``, ``.pptx``, ``.xlsx`` and ``.csv`` files through Haystack's converters.
+
+The conversion itself is Haystack's (`DOCXToDocument`, `PPTXToDocument`, `XLSXToDocument`,
+`CSVToDocument`); their packages (python-docx, python-pptx, pandas + openpyxl) are the optional extra
+``haygraph[formats]``. What this module adds is the per-file error a user can act on: Haystack's
+converters log a warning and return nothing for a file they cannot read, so a password-protected or
+corrupt file is recognised here first and raised as `UnreadableFileError` naming the file and the
+reason, which `MultiFormatConverter` lists in the index report while the rest of the batch is indexed.
+
+Slides (``.pptx``) and sheets (``.xlsx``) become pages: their start offsets are returned so chunks can
+cite ``page`` = slide or sheet number, as for PDF pages.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from haygraph.retrieval.errors import UnreadableFileError, UnsupportedFileError
+
+OFFICE_EXTENSIONS = frozenset({".docx", ".pptx", ".xlsx", ".csv"})
+"""Extensions handled by `read_office`."""
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+"""Compound File header: what an encrypted (password-protected) OOXML file or a legacy .doc/.xls is."""
+
+PAGE_SEPARATOR = "\n\n"
+"""Between pages (PDF pages, slides, sheets) in the converted text."""
+
+
+def join_pages(pages: list[str]) -> tuple[str, list[int]]:
+    """Join page texts with `PAGE_SEPARATOR`; return the text and each page's start offset in it."""
+    starts: list[int] = []
+    position = 0
+    for i, page in enumerate(pages):
+        if i:
+            position += len(PAGE_SEPARATOR)
+        starts.append(position)
+        position += len(page)
+    return PAGE_SEPARATOR.join(pages), starts
+
+
+def _check_container(path: Path) -> None:
+    """Raise `UnreadableFileError` when an OOXML file is password-protected or not a valid package."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        raise UnreadableFileError(f"{path}: cannot read file: {exc}") from exc
+    if head == _OLE_MAGIC:
+        raise UnreadableFileError(
+            f"{path}: the file is password-protected (encrypted) or in the old binary Office format; "
+            f"remove the password or save it as {path.suffix.lower()} and index it again"
+        )
+    if not zipfile.is_zipfile(path):
+        raise UnreadableFileError(
+            f"{path}: the file is corrupt (not a valid {path.suffix.lower()} package); re-save it"
+        )
+
+
+def _converter(suffix: str) -> Any:
+    """Haystack's converter for `suffix` (raises `UnsupportedFileError` naming the extra when missing)."""
+    try:
+        if suffix == ".docx":
+            import docx  # noqa: F401 - checked here so the error names the extra
+            from haystack.components.converters import DOCXToDocument
+
+            return DOCXToDocument()
+        if suffix == ".pptx":
+            import pptx  # noqa: F401
+            from haystack.components.converters import PPTXToDocument
+
+            return PPTXToDocument()
+        if suffix == ".xlsx":
+            import openpyxl  # noqa: F401
+            import pandas  # noqa: F401
+            from haystack.components.converters import XLSXToDocument
+
+            return XLSXToDocument(table_format="csv")
+    except ImportError as exc:
+        raise UnsupportedFileError(
+            f"reading {suffix} files needs the optional formats extra: pip install 'haygraph[formats]'"
+        ) from exc
+    from haystack.components.converters import CSVToDocument
+
+    return CSVToDocument()
+
+
+def read_office(path: Path) -> tuple[str, list[int] | None]:
+    """The text of one office or CSV file, and the start offsets of its slides or sheets (else None).
+
+    Raises:
+        UnsupportedFileError: the extension is not handled, or the `formats` extra is missing.
+        UnreadableFileError: the file is password-protected, corrupt, or the converter read no text.
+
+    """
+    suffix = path.suffix.lower()
+    if suffix not in OFFICE_EXTENSIONS:
+        raise UnsupportedFileError(f"{path}: not an office file ({', '.join(sorted(OFFICE_EXTENSIONS))})")
+    if suffix != ".csv":
+        _check_container(path)
+    converter = _converter(suffix)
+    documents = converter.run(sources=[path])["documents"]
+    if not documents:
+        raise UnreadableFileError(
+            f"{path}: the file is corrupt or unreadable ({type(converter).__name__} could not convert it)"
+        )
+    if suffix == ".pptx":
+        return join_pages([slide.strip() for slide in (documents[0].content or "").split("\f")])
+    if suffix == ".xlsx":
+        sheets = [f"# {d.meta.get('xlsx', {}).get('sheet_name', '')}\n\n{d.content or ''}" for d in documents]
+        return join_pages(sheets)
+    return documents[0].content or "", None

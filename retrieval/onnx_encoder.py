@@ -1,0 +1,194 @@
+"""`OnnxSentenceEncoder`: a sentence-transformers model run with ONNX Runtime (fp32 or dynamic int8).
+
+Why our own and not sentence-transformers' ``backend="onnx"``: that backend needs `optimum-onnx`, whose
+only release pins ``transformers<4.58`` while we run transformers 5. So the model's transformer is
+exported here with `torch.onnx.export` from the local weights (offline, once, into a cache directory),
+optionally quantised with ONNX Runtime's `quantize_dynamic` (what optimum's ``avx512_vnni``/``arm64``
+presets call, MatMul-only and per channel), and run with an `onnxruntime.InferenceSession`. Pooling
+(mean over the attention mask) and L2 normalisation follow the model's own `1_Pooling`/`2_Normalize`
+modules, done in NumPy.
+
+`benchmarks/bench_embedding.py` measures the backends side by side (figures in README): fp32 gives the
+same vectors as torch; int8 differs slightly, so it has its own cache key.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from haygraph.retrieval.errors import ModelUnavailableError
+
+logger = logging.getLogger(__name__)
+
+ONNX_BACKENDS = ("onnx", "onnx-int8")
+"""Embedder backends served by this module."""
+
+_EXPORT_LOCK = threading.Lock()
+
+
+def length_order(texts: list[str]) -> list[int]:
+    """Indices of `texts`, longest first: batches of similar length pad (and waste) the least."""
+    return sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+
+
+def _pooling_mode(model_path: Path) -> str:
+    """The model's pooling ('mean' or 'cls'), read from its `1_Pooling/config.json` (mean if absent)."""
+    config = model_path / "1_Pooling" / "config.json"
+    if config.is_file():
+        data = json.loads(config.read_text(encoding="utf-8"))
+        if data.get("pooling_mode_cls_token"):
+            return "cls"
+        if not data.get("pooling_mode_mean_tokens", True):
+            raise ModelUnavailableError(f"{config}: only mean or CLS pooling can run on ONNX")
+    return "mean"
+
+
+def _max_seq_length(model_path: Path) -> int:
+    config = model_path / "sentence_bert_config.json"
+    if config.is_file():
+        return int(json.loads(config.read_text(encoding="utf-8")).get("max_seq_length", 512))
+    return 512
+
+
+def export_onnx(model_path: Path, out_dir: Path, quantize: bool) -> Path:
+    """Export the transformer at `model_path` to `out_dir/model.onnx` (and `model_int8.onnx`) once.
+
+    Returns the path of the requested file. Writes to a temporary name and renames, so an interrupted
+    export never leaves a truncated model behind. Needs torch only on the first call.
+    """
+    fp32 = out_dir / "model.onnx"
+    target = out_dir / "model_int8.onnx" if quantize else fp32
+    with _EXPORT_LOCK:
+        if target.is_file():
+            return target
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if not fp32.is_file():
+            import torch
+            from transformers import AutoModel
+
+            logger.info("exporting %s to ONNX in %s (once)", model_path, out_dir)
+            model = _HiddenStates(AutoModel.from_pretrained(str(model_path), local_files_only=True).eval())
+            ids = torch.ones((2, 8), dtype=torch.long)
+            tmp = out_dir / f"model.onnx.{os.getpid()}.tmp"
+            axes = {0: "batch", 1: "sequence"}
+            with torch.no_grad():
+                torch.onnx.export(
+                    model,
+                    (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+                    str(tmp),
+                    input_names=["input_ids", "attention_mask", "token_type_ids"],
+                    output_names=["last_hidden_state"],
+                    dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes},
+                    opset_version=17,
+                    dynamo=False,
+                )
+            tmp.replace(fp32)
+        if quantize:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            logger.info("quantising %s to dynamic int8 (once)", fp32)
+            tmp = out_dir / f"model_int8.onnx.{os.getpid()}.tmp"
+            # MatMul only, per channel: quantising the embedding Gather or per-tensor weights cost
+            # 0.03-0.07 cosine to the fp32 vectors on our probes; this keeps 0.97-0.99.
+            quantize_dynamic(
+                str(fp32),
+                str(tmp),
+                weight_type=QuantType.QInt8,
+                op_types_to_quantize=["MatMul"],
+                per_channel=True,
+            )
+            tmp.replace(target)
+    return target
+
+
+def _HiddenStates(model: Any) -> Any:
+    """Wrap a transformers model so it takes the three inputs by keyword and returns the hidden states."""
+    import torch
+
+    class HiddenStates(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    return HiddenStates()
+
+
+class OnnxSentenceEncoder:
+    """Encodes texts to L2-normalised float32 vectors with an exported ONNX copy of a local model."""
+
+    def __init__(self, model_path: str, export_dir: Path, quantize: bool = False, threads: int = 0) -> None:
+        self.model_path = Path(model_path)
+        self.export_dir = export_dir
+        self.quantize = quantize
+        self.threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._pooling = "mean"
+        self._max_len = 512
+        self._inputs: set[str] = set()
+
+    def warm_up(self) -> None:
+        """Export (first time only) and load the ONNX model and the tokenizer (idempotent)."""
+        if self._session is not None:
+            return
+        try:
+            import onnxruntime as ort
+            from transformers import AutoTokenizer
+        except ImportError as exc:
+            raise ModelUnavailableError(
+                "embedder.backend 'onnx'/'onnx-int8' needs onnxruntime and onnx: pip install 'haygraph[onnx]'"
+            ) from exc
+        if not self.model_path.is_dir():
+            raise ModelUnavailableError(
+                f"the ONNX backend needs a local model directory, got {self.model_path}"
+            )
+        path = export_onnx(self.model_path, self.export_dir, self.quantize)
+        options = ort.SessionOptions()
+        if self.threads:
+            options.intra_op_num_threads = self.threads
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._tokenizer = AutoTokenizer.from_pretrained(str(self.model_path), local_files_only=True)
+        self._pooling = _pooling_mode(self.model_path)
+        self._max_len = _max_seq_length(self.model_path)
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Return an (n, dim) float32 array of normalised embeddings, batched by length."""
+        self.warm_up()
+        order = length_order(texts)
+        out: np.ndarray | None = None
+        for start in range(0, len(order), batch_size):
+            part = order[start : start + batch_size]
+            vecs = self._encode_batch([texts[i] for i in part])
+            if out is None:
+                out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
+            out[part] = vecs
+        return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        enc = self._tokenizer(
+            texts, padding=True, truncation=True, max_length=self._max_len, return_tensors="np"
+        )
+        feeds = {k: np.asarray(v, dtype=np.int64) for k, v in enc.items() if k in self._inputs}
+        if "token_type_ids" in self._inputs and "token_type_ids" not in feeds:
+            feeds["token_type_ids"] = np.zeros_like(feeds["input_ids"])
+        hidden = self._session.run(None, feeds)[0]
+        if self._pooling == "cls":
+            pooled = hidden[:, 0]
+        else:
+            mask = feeds["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

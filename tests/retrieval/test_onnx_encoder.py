@@ -1,0 +1,36 @@
+import numpy as np
+import pytest
+
+from haygraph.retrieval.model_paths import bundled_model_path
+from haygraph.retrieval.onnx_encoder import OnnxSentenceEncoder, _pooling_mode, length_order
+
+
+class TestLengthOrder:
+    def test_longest_first_stable(self):
+        assert length_order(["ab", "abcd", "a", "cd"]) == [1, 0, 3, 2]
+        assert length_order([]) == []
+
+
+class TestPoolingMode:
+    def test_reads_the_model_pooling(self, tmp_path):
+        assert _pooling_mode(tmp_path) == "mean"  # no 1_Pooling: mean
+        (tmp_path / "1_Pooling").mkdir()
+        (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": true}')
+        assert _pooling_mode(tmp_path) == "cls"
+
+
+@pytest.mark.integration
+class TestOnnxSentenceEncoder:
+    def test_fp32_matches_torch_and_int8_is_close(self, tmp_path):
+        from sentence_transformers import SentenceTransformer
+
+        texts = ["annual leave policy", "x", "how many days of sick leave do I get per year " * 4]
+        path = bundled_model_path()
+        torch_vecs = SentenceTransformer(path, local_files_only=True).encode(texts, normalize_embeddings=True)
+        fp32 = OnnxSentenceEncoder(path, tmp_path).encode(texts, batch_size=2)
+        assert fp32.dtype == np.float32 and fp32.shape == (3, 384)
+        assert (fp32 * torch_vecs).sum(axis=1).min() > 0.9999  # same vectors, input order kept
+        int8 = OnnxSentenceEncoder(path, tmp_path, quantize=True).encode(texts)
+        cos = (int8 * torch_vecs).sum(axis=1)
+        assert 0.95 < cos.min() < 0.9999  # close, yet different: hence int8's own cache key
+        assert (tmp_path / "model.onnx").is_file() and (tmp_path / "model_int8.onnx").is_file()
