@@ -207,10 +207,13 @@ class CutConfig(_Section):
         "RRF scores never halve between neighbours, so a cut on them never fires.",
     )
     min_score: float = Field(
-        default=0.0,
+        default=0.5,
         ge=0,
         le=1_000_000,
-        description="Absolute floor on the cut's scale: a chunk below it ends the list (after min_keep).",
+        description="Absolute floor on the cut's scale: a chunk below it ends the list (after min_keep). "
+        "Default 0.5: on the calibrated relevance, a chunk less likely relevant than not (the agent's "
+        "evaluate threshold); a query with no match keeps only its top chunk. Set 0 for a reranker's "
+        "or another unbounded scale.",
     )
 
     @model_validator(mode="after")
