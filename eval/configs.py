@@ -3,11 +3,13 @@
 Every name maps to a `QueryConfig` over the same store (one index, one embedding pass):
 
 =====================  =================================================================
+``default``            the config's own query settings as shipped (mode, fusion, weights, languages)
 ``bm25``               BM25 only (bm25s, the tokenizer of ``haygraph.retrieval.tokenize``)
 ``dense``              exact cosine over the embedding matrix
 ``hybrid``             weighted RRF of BM25 and dense (the config's default weights)
 ``hybrid-minmax``      weighted min-max normalized score fusion
 ``hybrid+rerank``      ``hybrid`` then a cross-encoder reranks the fused top-10
+``hybrid-minmax+rerank``  ``hybrid-minmax`` then the cross-encoder (``--reranker DIR``)
 ``hybrid-tuned``       fusion method and weights read from a `tune` JSON (``--tuned``)
 ``<any>+cut``          the same config followed by the score-cliff cut
 =====================  =================================================================
@@ -26,10 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from haygraph.eval.errors import EvalError
-from haygraph.eval.names import BASE_NAMES, CUT_SUFFIX, DEFAULT_CONFIGS, TUNED_NAME
+from haygraph.eval.names import BASE_NAMES, CUT_SUFFIX, DEFAULT_CONFIGS, DEFAULT_NAME, TUNED_NAME
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
-from haygraph.retrieval.errors import ModelUnavailableError
+from haygraph.retrieval.errors import ConfigError, ModelUnavailableError
 from haygraph.retrieval.model_paths import resolve_model
+from haygraph.retrieval.pipelines import check_cross_encoder
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +43,7 @@ __all__ = [
     "BASE_NAMES",
     "CUT_SUFFIX",
     "DEFAULT_CONFIGS",
+    "DEFAULT_NAME",
     "DEFAULT_RERANKER",
     "TUNED_NAME",
     "EvalConfig",
@@ -151,9 +155,15 @@ def build_configs(
         query, skip = _query_for(root, base.query, depth, tuned, reranker_model)
         if query is not None:
             query = _with(query, cut={"enabled": cut, **_cut_params(root, tuned)})
+        needs_embeddings = root != "bm25" and not (root == DEFAULT_NAME and base.query.mode == "bm25")
         configs.append(
             EvalConfig(
-                name=name, base=root, query=query, cut=cut, needs_embeddings=root != "bm25", skip_reason=skip
+                name=name,
+                base=root,
+                query=query,
+                cut=cut,
+                needs_embeddings=needs_embeddings,
+                skip_reason=skip,
             )
         )
     return configs
@@ -180,6 +190,8 @@ def _query_for(
     """Return the uncut query config for a base name, or (None, reason) when it cannot run offline."""
     candidates = max(default.fusion.candidates, depth)
     plain = _with(default, top_k=depth, reranker={"model": None}, fusion={"candidates": candidates})
+    if root == DEFAULT_NAME:
+        return plain, None
     if root in ("bm25", "dense"):
         return _with(plain, mode=root), None
     if root == "hybrid":
@@ -198,12 +210,18 @@ def _query_for(
             "candidates": max(tuned.candidates, depth),
         }
         return _with(plain, mode="hybrid", fusion=fusion), None
-    if root == "hybrid+rerank":
+    if root in ("hybrid+rerank", "hybrid-minmax+rerank"):
         model = reranker_model or DEFAULT_RERANKER
         try:
-            resolve_model(model, kind="reranker model")
+            path = resolve_model(model, kind="reranker model")
         except ModelUnavailableError as exc:
-            logger.warning("hybrid+rerank skipped: %s", exc)
+            logger.warning("%s skipped: %s", root, exc)
             return None, str(exc)
-        return _with(plain, mode="hybrid", reranker={"model": model, "on_unavailable": "error"}), None
+        try:
+            check_cross_encoder(path)
+        except ConfigError as exc:
+            raise EvalError(f"--reranker: {exc}") from exc
+        method = "minmax" if root.startswith("hybrid-minmax") else "rrf"
+        reranker = {"model": model, "on_unavailable": "error"}
+        return _with(plain, mode="hybrid", fusion={"method": method}, reranker=reranker), None
     raise EvalError(f"unknown config {root!r}")  # parse_config_names keeps this unreachable

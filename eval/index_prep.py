@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 DATASETS_ENV = "HAYGRAPH_DATASETS"
 _MATCHED_SECTIONS = ("splitter", "embedder", "bm25")
+_QUERY_TIME_KEYS = frozenset({"languages"})
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,13 @@ def _index_without_embeddings(kb: KnowledgeBase, corpus_path: Path, *, save: boo
         kb.save()
 
 
+def _indexing_part(section: Any) -> Any:
+    """A config section without its query-time keys (``embedder.languages`` only steers fusion)."""
+    if not isinstance(section, dict):
+        return section
+    return {k: v for k, v in section.items() if k not in _QUERY_TIME_KEYS}
+
+
 def _reusable(
     store_dir: str | Path, config: RetrievalConfig, corpus_path: Path, need_embeddings: bool
 ) -> tuple[str, KnowledgeBase | None]:
@@ -158,7 +166,7 @@ def _reusable(
     saved = kb.store.meta.get("config") or {}
     wanted = config.model_dump(mode="json")
     for section in _MATCHED_SECTIONS:
-        if saved.get(section) != wanted[section]:
+        if _indexing_part(saved.get(section)) != _indexing_part(wanted[section]):
             return f"its {section} settings differ", None
     if need_embeddings and kb.store.matrix() is None:
         return "it holds no embeddings", None

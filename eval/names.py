@@ -7,7 +7,17 @@ Import-light on purpose (no Pydantic, Haystack or torch): the CLI builds its ``-
 from __future__ import annotations
 
 CUT_SUFFIX = "+cut"
-BASE_NAMES: tuple[str, ...] = ("bm25", "dense", "hybrid", "hybrid-minmax", "hybrid+rerank")
+DEFAULT_NAME = "default"
+"""The retrieval config's own query settings (`QueryConfig()` unless ``--config`` changes them)."""
+BASE_NAMES: tuple[str, ...] = (
+    DEFAULT_NAME,
+    "bm25",
+    "dense",
+    "hybrid",
+    "hybrid-minmax",
+    "hybrid+rerank",
+    "hybrid-minmax+rerank",
+)
 TUNED_NAME = "hybrid-tuned"
 DEFAULT_CONFIGS: tuple[str, ...] = tuple(n for base in BASE_NAMES for n in (base, base + CUT_SUFFIX))
 """Every base config and its ``+cut`` variant, in report order."""

@@ -125,6 +125,12 @@ class EmbedderConfig(_Section):
             "exported from the local weights once, into <cache_dir>/onnx."
         ),
     )
+    languages: tuple[Literal["en", "zh"], ...] = Field(
+        default=("en",),
+        min_length=1,
+        description="Languages the model serves (en: Latin-script text, zh: Chinese). Hybrid fusion gives "
+        "dense results no weight for text in other languages; the bundled all-MiniLM-L6-v2 serves en only.",
+    )
 
 
 class BM25Config(_Section):
@@ -166,6 +172,11 @@ class FusionConfig(_Section):
     candidates: int = Field(
         default=50, gt=0, le=100_000, description="How many results each retriever contributes."
     )
+    language_aware: bool = Field(
+        default=True,
+        description="Scale the dense weight by the query's (and each dense hit by its chunk's) share of "
+        "text in `embedder.languages`; off: dense counts fully in every language.",
+    )
 
     @model_validator(mode="after")
     def _check_weights(self) -> FusionConfig:
@@ -198,12 +209,33 @@ class CutConfig(_Section):
     drop_ratio: float = Field(default=0.5, gt=0, lt=1)
     max_keep: int = Field(default=5, gt=0, le=10_000)
     min_keep: int = Field(default=1, gt=0, le=10_000)
+    scale: Literal["auto", "score", "relevance"] = Field(
+        default="auto",
+        description="What the cut compares: the calibrated `relevance` (an absolute probability), the "
+        "ranking `score`, or auto: the reranker's probability when there is a reranker, else relevance. "
+        "RRF scores never halve between neighbours, so a cut on them never fires.",
+    )
+    min_score: float = Field(
+        default=0.5,
+        ge=0,
+        le=1_000_000,
+        description="Absolute floor on the cut's scale: a chunk below it ends the list (after min_keep). "
+        "Default 0.5: on the calibrated relevance, a chunk less likely relevant than not (the agent's "
+        "evaluate threshold); a query with no match keeps only its top chunk. Set 0 for a reranker's "
+        "or another unbounded scale.",
+    )
 
     @model_validator(mode="after")
     def _check_keep(self) -> CutConfig:
         if self.min_keep > self.max_keep:
             raise ValueError(f"min_keep must be <= max_keep, but got {self.min_keep} > {self.max_keep}")
         return self
+
+    def resolved_scale(self, reranked: bool) -> Literal["score", "relevance"]:
+        """The scale in force: `scale`; auto means the reranker's score if `reranked`, else relevance."""
+        if self.scale == "auto":
+            return "score" if reranked else "relevance"
+        return self.scale
 
 
 class RelevanceWeights(_Section):

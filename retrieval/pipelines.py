@@ -4,7 +4,10 @@ Indexing: [MultiFormatConverter] -> DocumentCleaner -> [StructuredSplitter] -> C
 ChunkIdentifier -> ContentDeduplicator -> [CachedDocumentEmbedder] -> DocumentWriter.
 
 Query (hybrid): text_embedder -> dense ┐
-                bm25 ──────────────────┴-> fusion -> [reranker] -> [cut] -> relevance
+                bm25 ──────────────────┴-> fusion -> [reranker] -> relevance -> [cut]
+
+The cut runs on the calibrated relevance by default (`CutConfig.scale`); when it cuts on the ranking
+score instead (a reranker's probability), it comes before relevance: ... -> [cut] -> relevance.
 
 (bm25 mode: bm25 -> [reranker] -> [cut] -> relevance, plus text_embedder -> relevance when
 `RelevanceConfig.bm25_uses_cosine`; dense mode: text_embedder -> dense -> ...). Every
@@ -19,9 +22,11 @@ loading machine at warm-up (see `haygraph.retrieval.model_paths`).
 
 from __future__ import annotations
 
+import json
 import logging
 import reprlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from haystack import Pipeline
@@ -36,7 +41,7 @@ from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.converters import MultiFormatConverter
 from haygraph.retrieval.dense_retriever import FastEmbeddingRetriever
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
-from haygraph.retrieval.errors import ModelUnavailableError, QueryError
+from haygraph.retrieval.errors import ConfigError, ModelUnavailableError, QueryError
 from haygraph.retrieval.fusion import HybridFusion
 from haygraph.retrieval.model_paths import resolve_model
 from haygraph.retrieval.query_embedder import QueryEmbedder
@@ -149,7 +154,7 @@ def build_query_pipeline(
         embed_query: with False there is no ``text_embedder``: the query vector is a pipeline input
             (``query_inputs(..., query_embedding=...)``), e.g. to time retrieval without the model.
         include_relevance: end with the ``relevance`` stage (`RelevanceScorer`); without it hits carry
-            no calibrated relevance.
+            no calibrated relevance (unless the cut runs on it: then it comes before the cut anyway).
 
     Returns:
         The pipeline and a `QueryPipelineInfo` (components, output component, reranker skip notes).
@@ -161,11 +166,16 @@ def build_query_pipeline(
     pipe = Pipeline()
     info = QueryPipelineInfo(mode=q.mode, components=[], output="")
     reranker = _build_reranker(q, info)
+    # the cut runs on the calibrated relevance (scored first) or on the ranking score (then only the kept
+    # chunks are scored); see CutConfig.scale
+    cut_on_relevance = q.cut.enabled and q.cut.resolved_scale(reranker is not None) == "relevance"
     cut_size = q.cut.max_keep if q.cut.enabled else q.top_k
     head_k = q.reranker.top_k_in if reranker is not None else cut_size
     candidates = max(q.fusion.candidates, head_k)
 
-    cosine_for_relevance = include_relevance and q.mode == "bm25" and q.relevance.bm25_uses_cosine
+    cosine_for_relevance = (
+        (include_relevance or cut_on_relevance) and q.mode == "bm25" and q.relevance.bm25_uses_cosine
+    )
     if embed_query and (q.mode in ("dense", "hybrid") or cosine_for_relevance):
         pipe.add_component(
             "text_embedder",
@@ -189,19 +199,14 @@ def build_query_pipeline(
         pipe.add_component("reranker", reranker)
         pipe.connect(f"{last}.documents", "reranker.documents")
         last = "reranker"
+    if cut_on_relevance:
+        last = _add_relevance(pipe, config, store, q, after=last)
     if q.cut.enabled:
-        pipe.add_component(
-            "cut",
-            ScoreCliffCutter(drop_ratio=q.cut.drop_ratio, max_keep=q.cut.max_keep, min_keep=q.cut.min_keep),
-        )
+        pipe.add_component("cut", _cutter(q, on_relevance=cut_on_relevance))
         pipe.connect(f"{last}.documents", "cut.documents")
         last = "cut"
-    if include_relevance:
-        pipe.add_component("relevance", _relevance_scorer(config, store, q))
-        pipe.connect(f"{last}.documents", "relevance.documents")
-        if "text_embedder" in pipe.graph.nodes:
-            pipe.connect("text_embedder.embedding", "relevance.query_embedding")
-        last = "relevance"
+    if include_relevance and not cut_on_relevance:
+        last = _add_relevance(pipe, config, store, q, after=last)
     info.components = list(pipe.graph.nodes)
     info.output = last
     return pipe, info
@@ -230,12 +235,7 @@ def _add_embedded_retrieval(
     if q.mode == "hybrid":
         pipe.add_component(
             "fusion",
-            HybridFusion(
-                method=q.fusion.method,
-                weights=q.fusion.resolved_weights(),
-                rrf_k=q.fusion.rrf_k,
-                top_k=head_k,
-            ),
+            hybrid_fusion(config, q, head_k),
         )
         pipe.connect("bm25.documents", "fusion.bm25_documents")
         pipe.connect("dense.documents", "fusion.dense_documents")
@@ -291,6 +291,8 @@ def query_inputs(
         data["sparse_embedder"] = {"text": query}
     elif "bm25" in names:
         data.setdefault("bm25", {})["query"] = query
+    if "fusion" in names:
+        data["fusion"] = {"query": query}
     if "reranker" in names:
         data["reranker"] = {"query": query}
     if "relevance" in names:
@@ -327,12 +329,46 @@ def loads_pipeline(text: str) -> Pipeline:
     return Pipeline.loads(text, allowed_modules=ALLOWED_MODULES)
 
 
+def _add_relevance(
+    pipe: Pipeline, config: RetrievalConfig, store: EmbeddedDocumentStore, q: QueryConfig, after: str
+) -> str:
+    """Add the relevance stage after component `after` (and to the query embedding); return its name."""
+    pipe.add_component("relevance", _relevance_scorer(config, store, q))
+    pipe.connect(f"{after}.documents", "relevance.documents")
+    if "text_embedder" in pipe.graph.nodes:
+        pipe.connect("text_embedder.embedding", "relevance.query_embedding")
+    return "relevance"
+
+
+def _cutter(q: QueryConfig, *, on_relevance: bool) -> ScoreCliffCutter:
+    """The score-cliff cut of `q`, on the calibrated relevance or on the ranking score."""
+    c = q.cut
+    return ScoreCliffCutter(
+        drop_ratio=c.drop_ratio,
+        max_keep=c.max_keep,
+        min_keep=c.min_keep,
+        score_field="relevance" if on_relevance else None,
+        min_score=c.min_score,
+    )
+
+
 def _relevance_scorer(
     config: RetrievalConfig, store: EmbeddedDocumentStore, q: QueryConfig
 ) -> RelevanceScorer:
     """The relevance stage: the weights of the query mode, the BM25 settings of the store's index."""
     return RelevanceScorer(
         document_store=store, weights=q.relevance.for_mode(q.mode).model_dump(), **_bm25_settings(config)
+    )
+
+
+def hybrid_fusion(config: RetrievalConfig, q: QueryConfig, top_k: int) -> HybridFusion:
+    """The fusion stage of a hybrid query pipeline (either store backend), language-aware when configured."""
+    return HybridFusion(
+        method=q.fusion.method,
+        weights=q.fusion.resolved_weights(),
+        rrf_k=q.fusion.rrf_k,
+        top_k=top_k,
+        dense_languages=list(config.embedder.languages) if q.fusion.language_aware else None,
     )
 
 
@@ -387,6 +423,27 @@ def _stock_store(store: EmbeddedDocumentStore) -> Any:
     return cached[1]
 
 
+def check_cross_encoder(path: str) -> None:
+    """Raise `ConfigError` if the local model directory `path` is not a cross-encoder.
+
+    A cross-encoder is a sequence-classification model: its ``config.json`` lists an architecture ending in
+    ``ForSequenceClassification``. A hub id (from the Hugging Face cache) is not checked here.
+    """
+    config_file = Path(path) / "config.json"
+    if not config_file.is_file():
+        return
+    try:
+        architectures = json.loads(config_file.read_text(encoding="utf-8")).get("architectures") or []
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"reranker.model {path}: cannot read {config_file}: {exc}") from exc
+    if not any(str(a).endswith("ForSequenceClassification") for a in architectures):
+        raise ConfigError(
+            f"reranker.model {path} is not a cross-encoder: its config.json declares {architectures or 'no'} "
+            "architectures, not a *ForSequenceClassification model (an embedding model cannot rerank); train "
+            "one with `python -m benchmarks.train_reranker --dataset DIR --split train --out DIR`"
+        )
+
+
 def _build_reranker(q: QueryConfig, info: QueryPipelineInfo) -> Any:
     if q.reranker.model is None:
         return None
@@ -399,6 +456,7 @@ def _build_reranker(q: QueryConfig, info: QueryPipelineInfo) -> Any:
         info.notes.append(f"reranker skipped: {exc}")
         logger.warning("reranker skipped: %s", exc)
         return None
+    check_cross_encoder(path)
     from haystack_integrations.components.rankers.sentence_transformers import (
         SentenceTransformersSimilarityRanker,
     )

@@ -16,7 +16,7 @@ from haystack import Pipeline
 
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.errors import ConfigError
-from haygraph.retrieval.fusion import HybridFusion
+from haygraph.retrieval.pipelines import hybrid_fusion
 from haygraph.retrieval.qdrant.scores import RetrieverScores
 from haygraph.retrieval.qdrant.sparse import BM25SparseTextEmbedder
 from haygraph.retrieval.qdrant.store import QdrantStore
@@ -70,9 +70,7 @@ def add_qdrant_retrieval(
         return f"{q.mode}_scores"
     pipe.add_component(
         "fusion",
-        HybridFusion(
-            method=q.fusion.method, weights=q.fusion.resolved_weights(), rrf_k=q.fusion.rrf_k, top_k=head_k
-        ),
+        hybrid_fusion(config, q, head_k),
     )
     pipe.connect("bm25_scores.documents", "fusion.bm25_documents")
     pipe.connect("dense_scores.documents", "fusion.dense_documents")

@@ -135,7 +135,7 @@ class TestDescribeSettings:
         kb = open_knowledge_base(_store(tmp_path), layers)
         settings = describe_settings(kb, layers)
         assert (settings["mode"], settings["cut"]["max_keep"]) == ("bm25", 3)
-        assert settings["pipeline"] == ["bm25", "cut", "relevance"]  # no text embedder, no dense retriever
+        assert settings["pipeline"] == ["bm25", "relevance", "cut"]  # no text embedder, no dense retriever
         assert set(settings["sources"].values()) == {"store"}
         assert settings["files"] == {"config": None, "tuned": None}
         assert kb.search("leave policy").hits[0].id == "d1"

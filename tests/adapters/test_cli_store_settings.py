@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 
 BM25_CONFIG = "query:\n  mode: bm25\n  cut: {max_keep: 3}\n"
 LEAVE_QUESTION = "How many days of annual leave do I get?"
-BM25_ONLY = ["bm25", "cut", "relevance"]
+BM25_ONLY = ["bm25", "relevance", "cut"]
 TUNED = {
     "dataset": "scifact",
     "split": "train",
@@ -92,7 +92,7 @@ class TestSearch:
         )
         settings = json.loads(capsys.readouterr().out)["settings"]
         assert (settings["mode"], settings["sources"]["mode"]) == ("dense", "config")
-        assert settings["pipeline"] == ["text_embedder", "dense", "cut", "relevance"]
+        assert settings["pipeline"] == ["text_embedder", "dense", "relevance", "cut"]
         assert settings["cut"]["max_keep"] == 3  # still the store's: the config did not name it
 
         tuned = tmp_path / "tuned.json"

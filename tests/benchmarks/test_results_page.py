@@ -94,3 +94,8 @@ class TestBuildPage:
         assert "## med (test, 3 queries, 10 documents)" in page
         assert "python -m benchmarks.results_page" in page
         assert "Not generated in this run: scifact, cmrc2018, cranfield, cisi, cacm" in page
+
+    def test_the_page_shows_the_command_that_made_it(self):
+        saved = {"med": {**_results(0.6, 0.5, 0.65, 0.7), "dataset": "med"}}
+        page, _ = build_page(["med"], saved=saved, command="python -m benchmarks.results_page --no-tune")
+        assert "python -m benchmarks.results_page --no-tune\n" in page

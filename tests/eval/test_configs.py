@@ -22,7 +22,7 @@ class TestParseConfigNames:
         assert parse_config_names(" bm25, dense ,bm25") == ["bm25", "dense"]
 
     def test_unknown_name_lists_valid_ones(self):
-        with pytest.raises(EvalError, match=r"'bm99'.*valid: bm25"):
+        with pytest.raises(EvalError, match=r"'bm99'.*valid: default, default\+cut, bm25"):
             parse_config_names("bm25,bm99")
 
 
@@ -69,3 +69,21 @@ class TestBuildConfigs:
     def test_tuned_without_params_is_an_error(self):
         with pytest.raises(EvalError, match="haygraph tune"):
             build_configs(["hybrid-tuned"], self.base)
+
+    def test_default_is_the_shipped_query_config_uncut(self):
+        plain, cut = build_configs(["default", "default+cut"], self.base, depth=100)
+        shipped = self.base.query
+        assert plain.base == cut.base == "default" and plain.needs_embeddings
+        assert plain.query.mode == shipped.mode and plain.query.fusion.method == shipped.fusion.method
+        assert plain.query.fusion.language_aware and plain.query.top_k == 100
+        assert not plain.query.cut.enabled and cut.query.cut.enabled
+        assert cut.query.cut.scale == shipped.cut.scale
+        bm25_base = self.base.with_overrides(query={"mode": "bm25"})
+        assert not build_configs(["default"], bm25_base)[0].needs_embeddings
+
+    def test_minmax_rerank_with_a_non_cross_encoder_is_an_error(self):
+        # the bundled embedding model is a BertModel, not a sequence classifier
+        from haygraph.retrieval.model_paths import bundled_model_path
+
+        with pytest.raises(EvalError, match=r"--reranker: .*not a cross-encoder.*train_reranker"):
+            build_configs(["hybrid-minmax+rerank"], self.base, reranker_model=bundled_model_path())

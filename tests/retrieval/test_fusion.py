@@ -3,7 +3,7 @@ import copy
 import pytest
 from haystack import Document
 
-from haygraph.retrieval.fusion import FusionMethod, HybridFusion, minmax_scores, rrf_scores
+from haygraph.retrieval.fusion import FusionMethod, HybridFusion, minmax_scores, rrf_scores, served_share
 
 
 def _doc(doc_id, score, **meta):
@@ -112,14 +112,28 @@ class TestHybridFusion:
         data = fusion.to_dict()
         assert data == {
             "type": "haygraph.retrieval.fusion.HybridFusion",
-            "init_parameters": {"method": "minmax", "weights": [0.7, 0.3], "rrf_k": 10, "top_k": 8},
+            "init_parameters": {
+                "method": "minmax",
+                "weights": [0.7, 0.3],
+                "rrf_k": 10,
+                "top_k": 8,
+                "dense_languages": None,
+            },
         }
         loaded = HybridFusion.from_dict(data)
         assert (loaded.method, loaded.weights, loaded.rrf_k, loaded.top_k) == ("minmax", (0.7, 0.3), 10, 8)
 
     @pytest.mark.parametrize(
         "kwargs",
-        [{"method": "borda"}, {"weights": (0.0, 0.0)}, {"weights": (1.0,)}, {"rrf_k": 0}, {"top_k": 0}],
+        [
+            {"method": "borda"},
+            {"weights": (0.0, 0.0)},
+            {"weights": (1.0,)},
+            {"rrf_k": 0},
+            {"top_k": 0},
+            {"dense_languages": []},
+            {"dense_languages": ["fr"]},
+        ],
     )
     def test_init_validation(self, kwargs):
         with pytest.raises(ValueError):
@@ -128,3 +142,60 @@ class TestHybridFusion:
     def test_method_from_str_lists_valid(self):
         with pytest.raises(ValueError, match="rrf, minmax"):
             FusionMethod.from_str("sum")
+
+
+class TestServedShare:
+    def test_by_script(self):
+        assert served_share("protein folding", ["en"]) == 1.0
+        assert served_share("蛋白质折叠", ["en"]) == 0.0
+        assert served_share("蛋白质折叠", ["en", "zh"]) == 1.0
+        # 2 CJK ideographs, 2 Latin letters -> half Chinese
+        assert served_share("ab蛋白", ["en"]) == pytest.approx(0.5)
+        assert served_share("12345", ["zh"]) == 0.0  # neither script counts as en
+
+
+class TestLanguageAwareFusion:
+    def _lists(self, content_b="dense only b"):
+        bm25 = [Document(id="a", content="keyword hit a", score=9.0)]
+        dense = [
+            Document(id="b", content=content_b, score=0.9),
+            Document(id="a", content="keyword hit a", score=0.1),
+        ]
+        return bm25, dense
+
+    def test_unserved_query_language_drops_dense(self):
+        # English-only embedder, Chinese query: dense weight 0, so only BM25 counts.
+        # min-max: a = 0.5 * 1 (bm25) + 0 * 0 (dense min) = 0.5; b = 0 * 1 (dense max) = 0
+        bm25, dense = self._lists()
+        aware = HybridFusion(method="minmax", dense_languages=["en"])
+        out = aware.run(bm25_documents=bm25, dense_documents=dense, query="蛋白质是什么")["documents"]
+        assert [(d.id, d.score) for d in out] == [("a", pytest.approx(0.5)), ("b", pytest.approx(0.0))]
+
+    def test_served_query_keeps_dense(self):
+        bm25, dense = self._lists()
+        aware = HybridFusion(method="minmax", dense_languages=["en"])
+        out = aware.run(bm25_documents=bm25, dense_documents=dense, query="what is a protein")["documents"]
+        # a: bm25 1 * 0.5 + dense 0 = 0.5; b: dense 1 * 0.5 = 0.5 -> tie broken by id
+        assert {d.id: d.score for d in out} == pytest.approx({"a": 0.5, "b": 0.5})
+
+    def test_unserved_chunk_language_drops_its_dense_contribution(self):
+        bm25, dense = self._lists(content_b="这是中文段落")
+        aware = HybridFusion(method="rrf", dense_languages=["en"])
+        out = aware.run(bm25_documents=bm25, dense_documents=dense, query="what is a protein")["documents"]
+        # b is Chinese: its dense rank-1 contribution 0.5/61 is multiplied by 0
+        assert {d.id: d.score for d in out} == pytest.approx({"a": 0.5 / 61 + 0.5 / 62, "b": 0.0})
+
+    def test_not_aware_by_default(self):
+        bm25, dense = self._lists()
+        out = HybridFusion(method="minmax").run(bm25_documents=bm25, dense_documents=dense, query="蛋白质")
+        assert {d.id: d.score for d in out["documents"]} == pytest.approx({"a": 0.5, "b": 0.5})
+
+    def test_dense_only_fusion_keeps_dense(self):
+        bm25, dense = self._lists()
+        fusion = HybridFusion(method="minmax", weights=(0.0, 1.0), dense_languages=["en"])
+        out = fusion.run(bm25_documents=bm25, dense_documents=dense, query="蛋白质")["documents"]
+        assert out[0].id == "b"
+
+    def test_round_trip_keeps_languages(self):
+        fusion = HybridFusion(dense_languages=["en", "zh"])
+        assert HybridFusion.from_dict(fusion.to_dict()).dense_languages == ["en", "zh"]

@@ -6,11 +6,12 @@ import yaml
 from haystack import Document, Pipeline, component
 
 from haygraph.retrieval.config import QueryConfig, RelevanceConfig, RetrievalConfig
-from haygraph.retrieval.errors import ModelUnavailableError, QueryError
+from haygraph.retrieval.errors import ConfigError, ModelUnavailableError, QueryError
 from haygraph.retrieval.pipeline_runner import run_direct
 from haygraph.retrieval.pipelines import (
     build_indexing_pipeline,
     build_query_pipeline,
+    check_cross_encoder,
     dumps_pipeline,
     loads_pipeline,
     query_inputs,
@@ -36,24 +37,47 @@ class TestQueryPipeline:
         store = small_store()
         pipe, info = build_query_pipeline(RetrievalConfig(), store)
         assert set(info.components) == {"text_embedder", "dense", "bm25", "fusion", "cut", "relevance"}
-        assert info.output == "relevance" and info.mode == "hybrid"
+        # the default cut runs on the calibrated relevance, so relevance comes first
+        assert info.output == "cut" and info.mode == "hybrid"
         assert {
-            ("cut", "relevance", "documents", "documents"),
+            ("fusion", "relevance", "documents", "documents"),
+            ("relevance", "cut", "documents", "documents"),
             ("text_embedder", "relevance", "embedding", "query_embedding"),
         } <= _edges(pipe)
+        assert pipe.get_component("cut").score_field == "relevance"
+        assert pipe.get_component("fusion").dense_languages == ["en"]
         _, info = build_query_pipeline(RetrievalConfig(), store, BM25_ONLY)
         assert (
             info.components == ["bm25", "relevance"] and info.output == "relevance" and info.reranked is None
         )
         _, info = build_query_pipeline(RetrievalConfig(), store, QueryConfig(mode="dense"))
-        assert info.components == ["text_embedder", "dense", "cut", "relevance"]
+        assert info.components == ["text_embedder", "dense", "relevance", "cut"]
+
+    def test_cut_on_the_ranking_score_runs_before_relevance(self):
+        q = QueryConfig(cut={"scale": "score"})
+        pipe, info = build_query_pipeline(RetrievalConfig(), small_store(), q)
+        assert ("cut", "relevance", "documents", "documents") in _edges(pipe) and info.output == "relevance"
+        assert pipe.get_component("cut").score_field is None
+        # without the relevance stage a cut on relevance still gets it
+        _, info = build_query_pipeline(
+            RetrievalConfig(), small_store(), QueryConfig(), include_relevance=False
+        )
+        assert info.components[-2:] == ["relevance", "cut"]
+
+    def test_language_aware_fusion_can_be_turned_off(self):
+        q = QueryConfig(fusion={"language_aware": False})
+        pipe, _ = build_query_pipeline(RetrievalConfig(), small_store(), q)
+        assert pipe.get_component("fusion").dense_languages is None
+        cfg = RetrievalConfig(embedder={"languages": ["en", "zh"]})
+        pipe, _ = build_query_pipeline(cfg, small_store())
+        assert pipe.get_component("fusion").dense_languages == ["en", "zh"]
 
     def test_builder_options(self):
         store = small_store()
         _, info = build_query_pipeline(RetrievalConfig(), store, BM25_ONLY, include_relevance=False)
         assert info.components == ["bm25"] and info.output == "bm25"
         pipe, info = build_query_pipeline(RetrievalConfig(), store, embed_query=False)
-        assert "text_embedder" not in info.components and info.output == "relevance"
+        assert "text_embedder" not in info.components and info.output == "cut"
         pipe, _ = build_query_pipeline(RetrievalConfig(), store, stock=True)
         from haystack.components.retrievers.in_memory import InMemoryBM25Retriever, InMemoryEmbeddingRetriever
 
@@ -63,7 +87,7 @@ class TestQueryPipeline:
     def test_bm25_cosine_option_embeds_the_query_for_relevance_only(self):
         q = QueryConfig(mode="bm25", relevance={"bm25_uses_cosine": True})
         pipe, info = build_query_pipeline(RetrievalConfig(), small_store(), q)
-        assert info.components == ["text_embedder", "bm25", "cut", "relevance"]
+        assert info.components == ["text_embedder", "bm25", "relevance", "cut"]
         assert ("text_embedder", "relevance", "embedding", "query_embedding") in _edges(pipe)
         assert pipe.get_component("relevance").weights == RelevanceConfig().bm25_cosine.model_dump()
 
@@ -99,7 +123,7 @@ class TestQueryPipeline:
         pipe, info = build_query_pipeline(RetrievalConfig(), small_store(), q)
         assert info.reranked is False and "reranker" not in info.components
         assert len(info.notes) == 1 and "reranker skipped" in info.notes[0] and MISSING in info.notes[0]
-        docs = pipe.run(query_inputs(pipe, "leave"))["relevance"]["documents"]
+        docs = pipe.run(query_inputs(pipe, "leave"))[info.output]["documents"]
         assert [d.id for d in docs] == ["d3", "d1"]
 
     def test_stock_bm25_backend_selectable(self):
@@ -154,6 +178,7 @@ class TestQueryInputs:
             "text_embedder": {"text": "leave"},
             "bm25": {"query": "leave", "filters": self.FILTER},
             "dense": {"filters": self.FILTER},
+            "fusion": {"query": "leave"},
             "relevance": {"query": "leave"},
         }
 
@@ -161,9 +186,16 @@ class TestQueryInputs:
         store = small_store()
         pipe, _ = build_query_pipeline(RetrievalConfig(), store)  # fusion 5, retrievers 50 candidates
         data = query_inputs(pipe, "leave", top_k=8)
-        assert data["fusion"] == {"top_k": 8} and data["bm25"] == {"query": "leave"} and "dense" not in data
+        assert (
+            data["fusion"] == {"query": "leave", "top_k": 8}
+            and data["bm25"] == {"query": "leave"}
+            and "dense" not in data
+        )
         data = query_inputs(pipe, "leave", top_k=80)  # retrievers widened to feed the fusion
-        assert data["fusion"] == {"top_k": 80} and data["bm25"]["top_k"] == data["dense"]["top_k"] == 80
+        assert (
+            data["fusion"] == {"query": "leave", "top_k": 80}
+            and data["bm25"]["top_k"] == data["dense"]["top_k"] == 80
+        )
         pipe, _ = build_query_pipeline(RetrievalConfig(), store, BM25_ONLY)
         assert query_inputs(pipe, "leave", top_k=3)["bm25"] == {"query": "leave", "top_k": 3}
 
@@ -327,3 +359,24 @@ def _strings(node):
     if isinstance(node, list):
         return [s for v in node for s in _strings(v)]
     return [node] if isinstance(node, str) else []
+
+
+class TestCheckCrossEncoder:
+    def test_embedding_model_dir_refused(self, tmp_path):
+        (tmp_path / "config.json").write_text('{"architectures": ["BertModel"]}', encoding="utf-8")
+        with pytest.raises(ConfigError, match=r"not a cross-encoder.*BertModel"):
+            check_cross_encoder(str(tmp_path))
+        q = QueryConfig(mode="bm25", reranker={"model": str(tmp_path), "on_unavailable": "skip"})
+        with pytest.raises(ConfigError, match="not a cross-encoder"):  # misconfigured, not unavailable
+            build_query_pipeline(RetrievalConfig(), small_store(), q)
+
+    def test_sequence_classifier_accepted(self, tmp_path):
+        (tmp_path / "config.json").write_text(
+            '{"architectures": ["BertForSequenceClassification"]}', encoding="utf-8"
+        )
+        check_cross_encoder(str(tmp_path))
+
+    def test_unreadable_config_refused(self, tmp_path):
+        (tmp_path / "config.json").write_text("{not json", encoding="utf-8")
+        with pytest.raises(ConfigError, match="cannot read"):
+            check_cross_encoder(str(tmp_path))

@@ -104,7 +104,13 @@ class TestScoreCliffCutter:
     def test_to_dict_exact(self):
         assert ScoreCliffCutter(drop_ratio=0.3, max_keep=4, min_keep=2).to_dict() == {
             "type": "haygraph.retrieval.score_cliff.ScoreCliffCutter",
-            "init_parameters": {"drop_ratio": 0.3, "max_keep": 4, "min_keep": 2},
+            "init_parameters": {
+                "drop_ratio": 0.3,
+                "max_keep": 4,
+                "min_keep": 2,
+                "score_field": None,
+                "min_score": 0.0,
+            },
         }
 
     def test_round_trip(self):
@@ -113,7 +119,49 @@ class TestScoreCliffCutter:
         )
         assert (cutter.drop_ratio, cutter.max_keep, cutter.min_keep) == (0.3, 4, 2)
 
-    @pytest.mark.parametrize("kwargs", [{"drop_ratio": 1.5}, {"max_keep": 0}, {"min_keep": -1}])
+    @pytest.mark.parametrize(
+        "kwargs",
+        [
+            {"drop_ratio": 1.5},
+            {"max_keep": 0},
+            {"min_keep": -1},
+            {"min_score": -0.1},
+            {"min_score": math.nan},
+        ],
+    )
     def test_init_validation(self, kwargs):
         with pytest.raises(ValueError):
             ScoreCliffCutter(**kwargs)
+
+
+class TestCutOnMetaScore:
+    def _docs(self, relevances, rank_scores=None):
+        rank_scores = rank_scores or [0.016 - 0.0001 * i for i in range(len(relevances))]  # RRF-like
+        return [
+            Document(id=f"d{i}", content=f"text {i}", score=s, meta={"relevance": r})
+            for i, (s, r) in enumerate(zip(rank_scores, relevances, strict=True))
+        ]
+
+    def test_rrf_scores_never_cut_but_relevance_does(self):
+        docs = self._docs([0.9, 0.8, 0.3, 0.2, 0.1])
+        assert len(ScoreCliffCutter().run(documents=docs)["documents"]) == 5  # RRF: no cliff
+        # on relevance: 0.3 < 0.8 * 0.5 -> cliff after 2
+        out = ScoreCliffCutter(score_field="relevance").run(documents=docs)["documents"]
+        assert [d.id for d in out] == ["d0", "d1"]
+
+    def test_relevance_may_rise_in_rank_order(self):
+        # 0.6 -> 0.9 rises (allowed on a meta score); 0.2 < 0.9 * 0.5 is the cliff
+        docs = self._docs([0.6, 0.9, 0.2, 0.15])
+        assert len(ScoreCliffCutter(score_field="relevance").run(documents=docs)["documents"]) == 2
+
+    def test_floor_keeps_one_for_a_no_match_query(self):
+        # all low and flat: no cliff, but every one is below the floor -> keep min_keep = 1
+        docs = self._docs([0.08, 0.07, 0.07, 0.06, 0.06])
+        cutter = ScoreCliffCutter(score_field="relevance", min_score=0.2)
+        assert [d.id for d in cutter.run(documents=docs)["documents"]] == ["d0"]
+        assert cliff_cut([0.9, 0.5, 0.19], min_score=0.2, max_keep=5) == 2
+
+    def test_missing_meta_score_refused(self):
+        docs = [Document(id="x", content="x", score=1.0, meta={}), Document(id="y", content="y", score=0.5)]
+        with pytest.raises(ScoreScaleError, match="item 0"):
+            ScoreCliffCutter(score_field="relevance").run(documents=docs)
