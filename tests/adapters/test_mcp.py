@@ -66,7 +66,15 @@ class TestMCPServer:
         server = create_mcp_server(MemoryRetriever(), lookup)
         _, structured = asyncio.run(server.call_tool("search_knowledge_base", {"query": "refund returned"}))
         hits = structured["result"]
-        assert hits[0]["id"] == "returns#1" and set(hits[0]) == {"id", "text", "score", "source"}
+        assert hits[0]["id"] == "returns#1" and set(hits[0]) == {
+            "id",
+            "text",
+            "score",
+            "source",
+            "page",
+            "char_start",
+            "char_end",
+        }
         _, chunk = asyncio.run(server.call_tool("get_chunk", {"chunk_id": "warranty#1"}))
         assert chunk["source"] == "warranty.md" and "two-year" in chunk["text"]
         with pytest.raises(ToolError, match="no chunk with id"):
