@@ -258,7 +258,7 @@ class TestIndexingPipeline:
         pipe = build_indexing_pipeline(
             RetrievalConfig(splitter={"enabled": False}), store, from_files=False, embed=False
         )
-        assert list(pipe.graph.nodes) == ["cleaner", "chunk_ids", "dedup", "writer"]
+        assert list(pipe.graph.nodes) == ["cleaner", "locator", "chunk_ids", "dedup", "writer"]
         pipe.run(
             {
                 "cleaner": {
