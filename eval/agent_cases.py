@@ -24,7 +24,7 @@ import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from haystack import Document
 
@@ -68,7 +68,7 @@ def passage_part(doc_id: str) -> Part:
     return "tune" if hashlib.sha1(doc_id.encode("utf-8")).digest()[0] % 2 == 0 else "test"
 
 
-def _jsonl(path: Path) -> list[dict[str, object]]:
+def _jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise EvalError(f"{path} not found: give the dataset folder (BEIR format)")
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -97,8 +97,14 @@ def _check_n(n: int, dataset: Path) -> None:
         raise EvalError(f"--n must be >= 2 (half the questions are asked with their gold removed), got {n}")
 
 
-def cmrc_protocol(dataset: Path, part: Part = "test", n: int = 200, seed: int = 0) -> AgentProtocol:
-    """The CMRC 2018 protocol over `dataset` (corpus.jsonl, queries.jsonl, answers.jsonl, qrels/test.tsv)."""
+def cmrc_protocol(
+    dataset: Path, part: Part = "test", n: int = 200, seed: int = 0, distractors: int | None = None
+) -> AgentProtocol:
+    """The CMRC 2018 protocol over `dataset` (corpus.jsonl, queries.jsonl, answers.jsonl, qrels/test.tsv).
+
+    `distractors` None keeps every other passage of the part in the store; a number keeps that many
+    (seeded sample), for CI-sized runs.
+    """
     _check_n(n, dataset)
     corpus = [d for d in read_beir_corpus(dataset / "corpus.jsonl") if passage_part(_doc_id(d)) == part]
     queries = {str(q["_id"]): str(q["text"]) for q in _jsonl(dataset / "queries.jsonl")}
@@ -124,7 +130,12 @@ def cmrc_protocol(dataset: Path, part: Part = "test", n: int = 200, seed: int = 
                 answers=tuple(answers.get(qid, [])),
             )
         )
-    return AgentProtocol("cmrc", cases, documents=[d for d in corpus if _doc_id(d) not in absent])
+    kept = [d for d in corpus if _doc_id(d) not in absent]
+    if distractors is not None:
+        others = sorted(_doc_id(d) for d in kept if _doc_id(d) not in set(sample))
+        chosen = set(sample) | set(rng.sample(others, min(distractors, len(others))))
+        kept = [d for d in kept if _doc_id(d) in chosen]
+    return AgentProtocol("cmrc", cases, documents=kept)
 
 
 def scifact_protocol(
@@ -163,8 +174,8 @@ def handbook_protocol(handbook: Path, part: Part | Literal["all"] = "test") -> A
             question=str(r["question"]),
             lang=str(r["lang"]),
             absent=r["kind"] == "unanswerable",
-            gold_sources=tuple(str(s) for s in r["expected_sources"]),  # type: ignore[attr-defined]
-            answers=tuple(str(s) for s in r["answer_contains"]),  # type: ignore[attr-defined]
+            gold_sources=tuple(str(s) for s in r["expected_sources"]),
+            answers=tuple(str(s) for s in r["answer_contains"]),
             all_answers=True,
         )
         for r in rows

@@ -9,7 +9,8 @@ language and overall (`score_reply`, `aggregate`):
 - ``cited_gold``: present cases whose cited evidence includes a gold source;
 - ``refused_when_absent``: absent cases answered with `insufficient_evidence` or a clarification;
 - ``false_refusal``: present cases refused;
-- latency p50 of one turn, and the failing case ids (for reading, not for tuning on test).
+- latency p50 of one turn and of its evaluate step (the answerability decision), and the failing
+  case ids (for reading, not for tuning on test).
 """
 
 from __future__ import annotations
@@ -112,10 +113,13 @@ def run_protocol(
         agent.ask("warm up", thread_id="warm-up")
         rows = []
         latency = []
+        evaluate_ms = []
         failures = []
         for case in protocol.cases:
             result = agent.ask(case.question, thread_id=f"{protocol.name}-{mode}-{case.id}")
             latency.append(result["timings_ms"]["total"])
+            if "evaluate" in result["timings_ms"]:
+                evaluate_ms.append(result["timings_ms"]["evaluate"])
             checks = score_reply(case, result)
             rows.append((case, checks))
             bad = [k for k, ok in checks.items() if ok is (k == "false_refusal")]
@@ -124,6 +128,7 @@ def run_protocol(
         report["modes"][mode] = {
             "figures": aggregate(rows),
             "latency_ms_p50": statistics.median(latency) if latency else None,
+            "evaluate_ms_p50": statistics.median(evaluate_ms) if evaluate_ms else None,
             "failures": failures,
         }
         logger.info("%s %s: %s", protocol.name, mode, report["modes"][mode]["figures"].get("all"))
@@ -141,5 +146,9 @@ def format_report(report: dict[str, Any]) -> list[str]:
             lines.append(
                 f"  {mode:6s} {lang:3s} present={figs['present']:3d} absent={figs['absent']:3d}  {cells}"
             )
-        lines.append(f"  {mode:6s} latency p50 {res['latency_ms_p50']:.0f} ms")
+        evaluate = res.get("evaluate_ms_p50")
+        lines.append(
+            f"  {mode:6s} latency p50 {res['latency_ms_p50']:.0f} ms per turn"
+            + ("" if evaluate is None else f", evaluate step {evaluate:.1f} ms")
+        )
     return lines

@@ -16,6 +16,7 @@ from langchain_core.language_models import BaseChatModel
 
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Retriever
+from haygraph.control.planning.answerability import AnswerabilityModel, shipped_model
 from haygraph.control.tools.executor import ContractToolExecutor
 from haygraph.control.tools.registry import ToolRegistry
 from haygraph.control.tools.types import ToolExecutor
@@ -45,6 +46,11 @@ class Context:
 
     min_evidence_relevance: float | None = None
     """Relevance an evidence item needs to be usable for the answer; None = `relevance_threshold`."""
+
+    answerability: AnswerabilityModel | None = field(default_factory=shipped_model)
+    """The evaluate step's answerability decision (`haygraph.control.planning.answerability`): below
+    its threshold the turn expands, then refuses with `insufficient_evidence`. Default: the weights
+    shipped with the package; None = decide on `relevance_threshold` alone."""
 
     max_retries: int = 1
     """Maximum expansions per turn (the evaluate/expand loop bound)."""
@@ -105,6 +111,11 @@ class Context:
         if self.min_evidence_relevance is not None and not 0.0 <= self.min_evidence_relevance <= 1.0:
             raise ConfigError(
                 f"min_evidence_relevance must be in [0, 1] or None, but got {self.min_evidence_relevance}"
+            )
+        if self.answerability is not None and not isinstance(self.answerability, AnswerabilityModel):
+            raise ConfigError(
+                "answerability must be an AnswerabilityModel or None, "
+                f"but got {type(self.answerability).__name__}"
             )
         if self.max_retries < 0:
             raise ConfigError(f"max_retries must be >= 0, but got {self.max_retries}")

@@ -87,3 +87,10 @@ class TestHandbook:
         assert protocol.paths == [sample_handbook_path()]
         test = handbook_protocol(sample_handbook_path(), "test")
         assert 0 < len(test.cases) < len(protocol.cases)
+
+
+def test_cmrc_distractor_cap_keeps_present_golds(cmrc: Path) -> None:
+    protocol = cmrc_protocol(cmrc, "test", n=6, distractors=2)
+    stored = {d.meta["source_id"] for d in protocol.documents or []}
+    present = {c.gold_sources[0] for c in protocol.cases if not c.absent}
+    assert present <= stored and len(stored) == len(present) + 2
