@@ -65,12 +65,14 @@ def aggregate(rows: Sequence[tuple[AgentCase, dict[str, bool | None]]]) -> dict[
                 if ok is not None:
                     groups[lang][name].append(ok)
     out: dict[str, Any] = {}
-    for lang, checks in sorted(groups.items()):
-        out[lang] = {
-            name: (sum(v) / len(v) if v else None) for name, v in ((f, checks.get(f, [])) for f in FIGURES)
-        }
-        out[lang]["present"] = len(checks.get("false_refusal", []))
-        out[lang]["absent"] = len(checks.get("refused_when_absent", []))
+    for lang, found in sorted(groups.items()):
+        rates: dict[str, Any] = {}
+        for name in FIGURES:
+            values = found.get(name, [])
+            rates[name] = sum(values) / len(values) if values else None
+        rates["present"] = len(found.get("false_refusal", []))
+        rates["absent"] = len(found.get("refused_when_absent", []))
+        out[lang] = rates
     return out
 
 

@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from haygraph.eval.errors import EvalError
 from haygraph.eval.names import DEFAULT_CONFIGS, DEFAULT_KS, TUNED_NAME
@@ -245,15 +245,10 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
             raise EvalError("--part all is for the handbook; cmrc takes tune or test")
         protocol = cmrc_protocol(resolve_dataset(args.dataset or "cmrc2018"), args.part, args.n, args.seed)
     elif args.protocol == "scifact":
-        split = {"tune": "train", "test": "test"}.get(args.part)
-        if split is None:
+        if args.part == "all":
             raise EvalError("--part all is for the handbook; scifact takes tune (its train split) or test")
-        protocol = scifact_protocol(
-            resolve_dataset(args.dataset or "scifact"),
-            split,
-            args.n,
-            seed=args.seed,  # type: ignore[arg-type]
-        )
+        split: Literal["train", "test"] = "train" if args.part == "tune" else "test"
+        protocol = scifact_protocol(resolve_dataset(args.dataset or "scifact"), split, args.n, seed=args.seed)
     else:
         from haygraph.retrieval import sample_handbook_path
 
