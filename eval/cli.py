@@ -86,6 +86,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--model", help="chat model (provider:model); default: offline mode")
     p.add_argument("--store", help="keep the protocol's store here (default: a temporary folder)")
     p.add_argument("--out", help="write the report JSON here")
+    p.add_argument(
+        "--no-answerability", action="store_true", help="decide on relevance alone (no answerability model)"
+    )
     p.set_defaults(func=cmd_eval_agent)
 
 
@@ -256,7 +259,11 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
             Path(args.dataset) if args.dataset else sample_handbook_path(), args.part
         )
     store = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix=f"haygraph-{args.protocol}-"))
-    report = run_protocol(protocol, store, modes=modes, model=args.model)
+    from haygraph.control.planning.answerability import shipped_model
+
+    settings = {"answerability": None if args.no_answerability else shipped_model()}
+    report = run_protocol(protocol, store, modes=modes, model=args.model, settings=settings)
+    report["answerability"] = not args.no_answerability
     report["part"] = args.part
     for line in format_report(report):
         _out(line)
