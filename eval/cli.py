@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from haygraph.eval.errors import EvalError
 from haygraph.eval.names import DEFAULT_CONFIGS, DEFAULT_KS, TUNED_NAME
@@ -70,6 +70,26 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=cmd_tune)
+
+    p = subparsers.add_parser(
+        "eval-agent", help="answer-or-refuse evaluation of the agent (CMRC 2018, SciFact, handbook)"
+    )
+    p.add_argument("--protocol", required=True, choices=["cmrc", "scifact", "handbook"])
+    p.add_argument(
+        "--dataset",
+        help="BEIR folder or shared dataset name (default: cmrc2018 / scifact; handbook: bundled)",
+    )
+    p.add_argument("--part", default="test", choices=["tune", "test", "all"], help="split (default: test)")
+    p.add_argument("--n", type=int, default=200, help="questions to sample (cmrc, scifact; default: 200)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    p.add_argument("--modes", default="hybrid,bm25,dense", help="comma-separated query modes")
+    p.add_argument("--model", help="chat model (provider:model); default: offline mode")
+    p.add_argument("--store", help="keep the protocol's store here (default: a temporary folder)")
+    p.add_argument("--out", help="write the report JSON here")
+    p.add_argument(
+        "--no-answerability", action="store_true", help="decide on relevance alone (no answerability model)"
+    )
+    p.set_defaults(func=cmd_eval_agent)
 
 
 def _out(text: str = "") -> None:
@@ -208,4 +228,45 @@ def cmd_tune(args: argparse.Namespace) -> int:
         f"(P {cut['precision']:.3f} R {cut['recall']:.3f}, {cut['chunks_mean']:.2f} chunks)"
     )
     _out(f"wrote {_write_json(args.out, result)}")
+    return 0
+
+
+def cmd_eval_agent(args: argparse.Namespace) -> int:
+    """Handle ``haygraph eval-agent``: build the protocol's store, ask every case per mode, print figures."""
+    import tempfile
+
+    from haygraph.eval.agent_cases import cmrc_protocol, handbook_protocol, scifact_protocol
+    from haygraph.eval.agent_harness import MODES, format_report, run_protocol
+    from haygraph.eval.index_prep import resolve_dataset
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown or not modes:
+        raise EvalError(f"--modes: unknown mode(s) {unknown or modes}; valid: {', '.join(MODES)}")
+    if args.protocol == "cmrc":
+        if args.part == "all":
+            raise EvalError("--part all is for the handbook; cmrc takes tune or test")
+        protocol = cmrc_protocol(resolve_dataset(args.dataset or "cmrc2018"), args.part, args.n, args.seed)
+    elif args.protocol == "scifact":
+        if args.part == "all":
+            raise EvalError("--part all is for the handbook; scifact takes tune (its train split) or test")
+        split: Literal["train", "test"] = "train" if args.part == "tune" else "test"
+        protocol = scifact_protocol(resolve_dataset(args.dataset or "scifact"), split, args.n, seed=args.seed)
+    else:
+        from haygraph.retrieval import sample_handbook_path
+
+        protocol = handbook_protocol(
+            Path(args.dataset) if args.dataset else sample_handbook_path(), args.part
+        )
+    store = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix=f"haygraph-{args.protocol}-"))
+    from haygraph.control.planning.answerability import shipped_model
+
+    settings = {"answerability": None if args.no_answerability else shipped_model()}
+    report = run_protocol(protocol, store, modes=modes, model=args.model, settings=settings)
+    report["answerability"] = not args.no_answerability
+    report["part"] = args.part
+    for line in format_report(report):
+        _out(line)
+    if args.out:
+        _write_json(args.out, report)
     return 0

@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Retriever
 from haygraph.control.graph.deadlines import check_timeout
+from haygraph.control.planning.answerability import AnswerabilityModel
 from haygraph.control.planning.model_mode import ModelMode, resolve_model_mode
 from haygraph.control.tools.executor import ContractToolExecutor
 from haygraph.control.tools.registry import ToolRegistry
@@ -53,6 +54,12 @@ class Context:
 
     min_evidence_relevance: float | None = None
     """Relevance an evidence item needs to be usable for the answer; None = `relevance_threshold`."""
+
+    answerability: AnswerabilityModel | None = None
+    """The evaluate step's answerability decision (`haygraph.control.planning.answerability`): below
+    its threshold the turn expands, then refuses with `insufficient_evidence`. None (default for now:
+    the shipped weights over-refuse paraphrased handbook questions, see the README) = decide on
+    `relevance_threshold` alone; `shipped_model()` = the weights shipped with the package."""
 
     max_retries: int = 1
     """Maximum expansions per turn (the evaluate/expand loop bound)."""
@@ -131,6 +138,11 @@ class Context:
         if self.min_evidence_relevance is not None and not 0.0 <= self.min_evidence_relevance <= 1.0:
             raise ConfigError(
                 f"min_evidence_relevance must be in [0, 1] or None, but got {self.min_evidence_relevance}"
+            )
+        if self.answerability is not None and not isinstance(self.answerability, AnswerabilityModel):
+            raise ConfigError(
+                "answerability must be an AnswerabilityModel or None, "
+                f"but got {type(self.answerability).__name__}"
             )
         if self.max_retries < 0:
             raise ConfigError(f"max_retries must be >= 0, but got {self.max_retries}")

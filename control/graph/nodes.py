@@ -24,6 +24,7 @@ from haygraph.control.graph.context import Context
 from haygraph.control.graph.deadlines import call_with_deadline, describe_failure
 from haygraph.control.graph.state import State, Status
 from haygraph.control.graph.turn_prompt import build_turn_prompt, result_key_fields, results_for_state
+from haygraph.control.planning.answerability import TOP_EVIDENCE
 from haygraph.control.planning.chitchat import chitchat_reply
 from haygraph.control.planning.extractive import extractive_answer, insufficient_message
 from haygraph.control.planning.injection import is_instruction_like, relays_instruction
@@ -67,6 +68,7 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "clarification": None,
         "retry_count": 0,
         "quality": None,
+        "answerable": None,
         "retrieval_error": None,
         "status": "completed",
         "answer": None,
@@ -215,8 +217,30 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Measure the best absolute relevance of the evidence so far."""
-    return {"quality": best_relevance(state.get("evidence") or [])}
+    """Measure the best absolute relevance of the evidence so far and whether it answers the question."""
+    evidence = state.get("evidence") or []
+    model = runtime.context.answerability
+    answerable = None
+    if model is not None:
+        answerable = model.probability(state.get("query") or state.get("question", ""), evidence)
+    return {"quality": best_relevance(evidence), "answerable": answerable}
+
+
+def answerable_evidence(ctx: Context, state: State) -> list[Evidence]:
+    """The evidence an answer may use (empty when the answerability decision says no).
+
+    Otherwise the items above `Context.usable_relevance`, or, when the decision said yes but none
+    is, the best `TOP_EVIDENCE` items.
+    """
+    evidence = list(state.get("evidence") or [])
+    model = ctx.answerability
+    answerable = state.get("answerable")
+    if model is not None and answerable is not None and answerable < model.threshold:
+        return []
+    usable = usable_evidence(evidence, ctx.usable_relevance)
+    if usable or model is None or answerable is None:
+        return usable
+    return evidence[:TOP_EVIDENCE]
 
 
 def expand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -410,7 +434,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             if changed:
                 update["tool_results"] = Overwrite(stored)
         else:
-            usable = usable_evidence(state.get("evidence") or [], ctx.usable_relevance)
+            usable = answerable_evidence(ctx, state)
             if usable:
                 prompt = build_turn_prompt(ctx, state, evidence=usable)
                 update["context_budget"] = prompt.budget

@@ -21,7 +21,7 @@ def route_after_analyze(state: State) -> Literal["retrieve", "tool_exec", "gener
 
 
 def route_after_evaluate(state: State, runtime: Runtime[Context]) -> Literal["generate", "expand"]:
-    """Expand while the best relevance is below the threshold and retries remain; else generate.
+    """Expand while the best relevance (or the answerability) is below its threshold and retries remain.
 
     The loop is bounded by `retry_count < max_retries`, never by the recursion limit. Nothing is
     expanded without a retriever (there is nothing to search again).
@@ -29,6 +29,9 @@ def route_after_evaluate(state: State, runtime: Runtime[Context]) -> Literal["ge
     ctx = runtime.context
     quality = state.get("quality")
     poor = quality is None or quality < ctx.relevance_threshold
+    answerable = state.get("answerable")
+    if ctx.answerability is not None and answerable is not None:
+        poor = poor or answerable < ctx.answerability.threshold
     if poor and ctx.retriever is not None and state.get("retry_count", 0) < ctx.max_retries:
         return "expand"
     return "generate"

@@ -98,6 +98,10 @@ class State(InputState, total=False):
     quality: float | None
     """Best absolute relevance of this turn's evidence (set by `evaluate`; None = no evidence)."""
 
+    answerable: float | None
+    """Probability that this turn's evidence answers the question (`evaluate`, with
+    `Context.answerability`; None = no decision model)."""
+
     retrieval_error: str | None
     """Why retrieval failed this turn (retriever missing or raising); None when it worked."""
 

@@ -7,6 +7,7 @@
 - `model_calls` — routing, rewriting and grounded generation with a chat model (structured output);
 - `tool_choice` — `plan_turn`: the route and the tool calls of a turn, model or rules;
 - `relevance` — the evaluate step's absolute evidence quality;
+- `answerability` — the evaluate step's decision: does the evidence answer the question (shipped weights);
 - `extractive` — the offline answer made of evidence sentences with their ids;
 - `tool_reply` — the reply and status of a tool turn;
 - `injection` — instruction-like spans in evidence: detection, neutralisation, relay check.

@@ -77,32 +77,124 @@ def terms(text: str) -> dict[str, float]:
     return out
 
 
-def answer_units(text: str) -> list[str]:
-    """Candidate answer sentences of a chunk: Markdown-aware, with hard-wrapped lines joined.
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|(?:\s*:?-{2,}:?\s*\|)+\s*$")
+_FAQ_QUESTION = re.compile(r"^\s*(?:\*\*)?\s*(?:问|Q)\s*[：:]\s*(.+?)\s*(?:\*\*)?\s*$")
+_FAQ_ANSWER = re.compile(r"^\s*(?:\*\*)?\s*(?:答|A)\s*[：:]\s*(?:\*\*)?\s*")
+_PLACED = "\x00"
+MAX_TABLE_ROWS = 6
+"""A table with at most this many data rows is quoted whole (one unit); a longer one row by row."""
 
-    Blocks are paragraphs, list items, headings and table rows; lines inside a block are joined (with a
-    space between Latin words, nothing between Chinese characters), then split at sentence ends.
-    Headings and table separator rows are not answers and are left out.
+
+def _cells(row: str) -> list[str]:
+    return [c.strip().replace("**", "") for c in row.strip().strip("|").split("|")]
+
+
+def table_row_text(header: list[str], cells: list[str]) -> str:
+    """One table row quoted with its header: "Continuous service Less than 3 years → 12 working days".
+
+    The first column names the row; the others follow the arrow, each with its header when the table
+    has more than two columns. Without a header the cells are joined with " | ".
     """
+    if not header or len(header) != len(cells):
+        return " | ".join(c for c in cells if c)
+    first = f"{header[0]} {cells[0]}".strip()
+    if len(cells) == 2:
+        return f"{first} → {cells[1]}"
+    return f"{first} → " + ", ".join(f"{h}: {c}" for h, c in zip(header[1:], cells[1:], strict=True))
+
+
+def _table_units(rows: list[str]) -> list[str]:
+    """A Markdown table's rows quoted with their header.
+
+    A short two-column table is one unit (its rows together answer "how many days do I get": one row
+    per case); any other table gives one unit per row.
+    """
+    if len(rows) >= 2 and _TABLE_SEPARATOR.match(rows[1]):
+        header, data = _cells(rows[0]), [_cells(r) for r in rows[2:]]
+    else:
+        header, data = [], [_cells(r) for r in rows if not _TABLE_SEPARATOR.match(r)]
+    data = [cells for cells in data if any(cells)]
+    if not data:
+        return []
+    if header and len(header) == 2 and len(data) <= MAX_TABLE_ROWS and all(len(c) == 2 for c in data):
+        return [f"{header[0]} → {header[1]}: " + "; ".join(f"{a} → {b}" for a, b in data)]
+    return [table_row_text(header, cells) for cells in data]
+
+
+def _structured_units(lines: list[str]) -> tuple[list[str], list[str]]:
+    """Pull whole tables and FAQ question/answer pairs out of `lines`; return (units, remaining lines).
+
+    A table becomes rows quoted with their header (never half a row or a bare header); an FAQ pair
+    becomes "question answer" without its 问：/答： (Q:/A:) markers or bold, so no marker is spliced
+    into an answer. Each unit's lines are replaced by a placeholder line (`_PLACED` + its index), so
+    units keep their place in document order.
+    """
+    units: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _TABLE_ROW.match(line):
+            j = i
+            while j < len(lines) and _TABLE_ROW.match(lines[j]):
+                j += 1
+            for unit in _table_units(lines[i:j]):
+                rest.extend(["", f"{_PLACED}{len(units)}", ""])
+                units.append(unit)
+            i = j
+            continue
+        question = _FAQ_QUESTION.match(line)
+        if question:
+            j = i + 1
+            answer: list[str] = []
+            while j < len(lines) and lines[j].strip() and not _FAQ_QUESTION.match(lines[j]):
+                answer.append(_FAQ_ANSWER.sub("", lines[j]).strip())
+                j += 1
+            if answer:
+                glue = "" if _CJK_EDGE.match(question.group(1)[-1]) else " "
+                rest.extend(["", f"{_PLACED}{len(units)}", ""])
+                units.append(question.group(1).replace("**", "") + glue + "".join(answer).replace("**", ""))
+                i = j
+                continue
+        rest.append(line)
+        i += 1
+    return units, rest
+
+
+def answer_units(text: str) -> list[str]:
+    """Candidate answer units of a chunk: sentences, table rows with their header, FAQ pairs.
+
+    Tables and FAQ question/answer pairs are taken whole first (`_structured_units`). In the rest,
+    blocks are paragraphs, list items and headings; lines inside a block are joined (with a space
+    between Latin words, nothing between Chinese characters), then split at sentence ends. Headings
+    and bold-only labels are not answers and are left out.
+    """
+    structured, lines = _structured_units(text.splitlines())
+    units: list[str] = []
     blocks: list[list[str]] = []
-    for line in text.splitlines():
+    for line in lines:
         stripped = line.strip()
-        if not stripped:
+        if stripped.startswith(_PLACED):
+            blocks.extend([[stripped], []])
+        elif not stripped:
             blocks.append([])
         elif (
             _BLOCK_START.match(line)
             or _LABEL.match(stripped)
             or not blocks
             or not blocks[-1]
-            or blocks[-1][0].startswith(("#", "|"))
+            or blocks[-1][0].startswith("#")
             or _LABEL.match(blocks[-1][-1])
         ):
             blocks.append([stripped])
         else:
             blocks[-1].append(stripped)
-    units: list[str] = []
     for block in blocks:
         if not block:
+            continue
+        if block[0].startswith(_PLACED):
+            units.append(structured[int(block[0][1:])])
             continue
         joined = block[0]
         for nxt in block[1:]:
@@ -119,6 +211,55 @@ def answer_units(text: str) -> list[str]:
             if len(piece) >= _MIN_UNIT_CHARS and not _NOT_AN_ANSWER.match(piece):
                 units.append(piece)
     return units
+
+
+ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "duration": (
+        re.compile(r"\bhow long\b|多久|多长时间|几天|几周|几个月"),
+        re.compile(
+            r"\d+\s*(?:working\s+|calendar\s+|business\s+)?(?:days?|weeks?|months?|hours?|years?|minutes?)\b|\d+\s*(?:个)?(?:天|周|月|小时|年|分钟|工作日)"
+        ),
+    ),
+    "date": (
+        re.compile(r"\bwhen\b|\bwhat (?:date|day|time)\b|\bby when\b|什么时候|何时|哪天|几号|几点|日期"),
+        re.compile(
+            r"\b\d{1,2}:\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+            r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|\d+\s*[月日号点]|\b\d{4}\b",
+            re.IGNORECASE,
+        ),
+    ),
+    "number": (
+        re.compile(
+            r"\bhow (?:many|much)\b|\bwhat (?:percentage|amount|number)\b|\bmaximum\b|\blimit\b|多少|几"
+        ),
+        re.compile(r"\d"),
+    ),
+    "name": (
+        re.compile(r"\bwho\b|\bwhose\b|\bwhich (?:team|person|department)\b|谁|哪位|哪个部门"),
+        re.compile(r"\b[A-Z][a-z]+|经理|主管|部|负责人|总监|HR|CFO|CEO"),
+    ),
+    "place": (
+        re.compile(r"\bwhere\b|哪里|哪儿|在哪|什么地方"),
+        re.compile(r"\bfloor\b|\broom\b|\bwing\b|\boffice\b|\bdesk\b|楼|室|厅|区|\b[A-Z][a-z]+"),
+    ),
+}
+"""The asked-for answer type: (question pattern, answer-unit pattern), checked in this order."""
+
+TYPE_BONUS = 1.5
+"""Factor on the score of a unit that holds the asked-for type (a number for "how many", ...)."""
+
+
+def asked_type(question: str) -> str | None:
+    """The type of answer the question asks for (duration, date, number, name, place), or None."""
+    for name, (asks, _holds) in ASKED_TYPES.items():
+        if asks.search(question.lower()):
+            return name
+    return None
+
+
+def holds_type(kind: str | None, unit: str) -> bool:
+    """Whether `unit` holds an answer of the asked-for `kind` (False when no type was asked)."""
+    return kind is not None and bool(ASKED_TYPES[kind][1].search(unit))
 
 
 def sentence_score(
@@ -149,8 +290,9 @@ def extractive_answer(
 ) -> ExtractiveAnswer | None:
     """Pick the best 1–`max_sentences` sentences of the top `max_evidence` chunks for `query`.
 
-    Sentences (`answer_units`: verbatim except that hard-wrapped lines are joined) are ranked by
-    idf-weighted term overlap with the query (ties: better chunk first,
+    Units (`answer_units`: sentences verbatim except that hard-wrapped lines are joined, table rows
+    quoted with their header, FAQ pairs without markers) are ranked by idf-weighted term overlap
+    with the query, times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first,
     earlier sentence first); those scoring at least half of the best are kept. If no sentence shares a
     term with the query, the first sentence of the best chunk is used (the chunk passed the relevance check).
     Each sentence is followed by " [evidence id]". Instruction-like spans of the evidence
@@ -166,8 +308,15 @@ def extractive_answer(
         for pos, sentence in enumerate(answer_units(strip_instructions(item.text)))
     ]
     idf = candidate_idf(query_terms, [c[2] for c in candidates])
+    kind = asked_type(query)
     scored: list[tuple[float, int, int, str, str]] = [
-        (sentence_score(query_terms, sentence, idf), rank, pos, sentence, ev_id)
+        (
+            sentence_score(query_terms, sentence, idf) * (TYPE_BONUS if holds_type(kind, sentence) else 1.0),
+            rank,
+            pos,
+            sentence,
+            ev_id,
+        )
         for rank, pos, sentence, ev_id in candidates
     ]
     if not scored:

@@ -21,9 +21,9 @@ class TestCases:
 
     def test_load_all_and_by_kind(self):
         cases = load_cases()
-        assert len(cases) == 74 and len({c["id"] for c in cases}) == 74
+        assert len(cases) == 82 and len({c["id"] for c in cases}) == 82
         labelled = load_cases(kinds=("answerable", "unanswerable"))
-        assert len(labelled) == 54 and {c["kind"] for c in labelled} == {"answerable", "unanswerable"}
+        assert len(labelled) == 62 and {c["kind"] for c in labelled} == {"answerable", "unanswerable"}
         assert [c["id"] for c in labelled] == [c["id"] for c in cases if c in labelled]  # file order kept
 
 

@@ -42,7 +42,11 @@ def tokens(text: str) -> set[str]:
 
 @dataclass
 class KeywordRetriever:
-    """Ranks its documents by word overlap with the query; each document has a fixed relevance."""
+    """Ranks its documents by word overlap with the query; each document has a fixed relevance.
+
+    Like the real query pipeline it records the query-term coverage in `meta["term_coverage"]` (here
+    unweighted: the share of the query's words in the document), a signal of the answerability model.
+    """
 
     docs: list[Evidence]
 
@@ -53,7 +57,10 @@ class KeywordRetriever:
         scored = [(len(q & tokens(d.text)), i, d) for i, d in enumerate(self.docs)]
         hits = [(n, i, d) for n, i, d in scored if n > 0]
         hits.sort(key=lambda t: (-t[0], t[1]))
-        return [d.model_copy(update={"score": float(n)}) for n, _i, d in hits[:top_k]]
+        return [
+            d.model_copy(update={"score": float(n), "meta": {**d.meta, "term_coverage": n / len(q)}})
+            for n, _i, d in hits[:top_k]
+        ]
 
 
 @dataclass

@@ -11,6 +11,7 @@ from haygraph.control.evidence import Evidence
 from haygraph.control.graph import build_graph
 from haygraph.control.graph.checkpointers import memory_checkpointer
 from haygraph.control.graph.context import Context
+from haygraph.control.planning.answerability import AnswerabilityModel
 from haygraph.control.texts import INSUFFICIENT_EVIDENCE
 from haygraph.control.tools.types import ToolCall, ToolResult
 from tests.control.graph_helpers import (
@@ -99,7 +100,8 @@ class TestRetrievePath:
         retriever = CountingRetriever(
             KeywordRetriever([ev("faq.md::x", "The cafeteria menu changes weekly.", 0.2)])
         )
-        state = run("what is on the cafeteria menu", retriever=retriever)
+        # Relevance alone decides without the answerability model.
+        state = run("what is on the cafeteria menu", retriever=retriever, answerability=None)
         assert [e.id for e in state["evidence"]] == ["faq.md::x"]  # retrieved, but below the threshold
         assert state["status"] == "insufficient_evidence"
         assert state["evidence_ids"] == []
@@ -145,7 +147,7 @@ class TestExpandLoop:
     @pytest.mark.parametrize("max_retries", [0, 1, 2, 3])
     def test_loop_bounded_by_max_retries(self, max_retries: int) -> None:
         retriever = CountingRetriever(KeywordRetriever([ev("x.md::1", "Parking is limited.", 0.1)]))
-        state = run("parking", retriever=retriever, max_retries=max_retries)
+        state = run("parking", retriever=retriever, max_retries=max_retries, answerability=None)
         assert state["retry_count"] == max_retries
         assert state["path"].count("expand") == max_retries
         assert state["path"] == [
@@ -294,7 +296,7 @@ class TestPerTurnReset:
     def test_thread_fields_start_fresh_each_turn(self) -> None:
         graph = build_graph(checkpointer=memory_checkpointer())
         retriever = handbook_retriever()
-        ctx = rooms(retriever=retriever)
+        ctx = rooms(retriever=retriever, answerability=None)  # path checks: relevance alone
         cfg = {"configurable": {"thread_id": "t1"}}
         first = graph.invoke({"question": "parking badge electric dress code"}, context=ctx, config=cfg)
         assert first["path"] == ["analyze", "retrieve", "evaluate", "generate"]
@@ -392,3 +394,32 @@ class TestRunTurn:
             "answer",
             ["analyze", "generate"],
         )
+
+
+class TestAnswerabilityDecision:
+    """The evaluate step's answerability model decides, whatever the relevance says."""
+
+    def test_not_answerable_expands_then_refuses_despite_high_relevance(self) -> None:
+        retriever = CountingRetriever(KeywordRetriever([ev("x.md::1", "Parking is free for staff.", 0.9)]))
+        never = AnswerabilityModel(weights={"en_bias": -10.0, "zh_bias": -10.0})
+        state = run("parking", retriever=retriever, answerability=never)
+        assert state["answerable"] == pytest.approx(1 / (1 + 2.718281828**10), rel=1e-3)
+        assert state["path"] == ["analyze", "retrieve", "evaluate", "expand", "evaluate", "generate"]
+        assert state["status"] == "insufficient_evidence" and state["evidence_ids"] == []
+
+    def test_answerable_uses_the_best_evidence_even_below_the_relevance_floor(self) -> None:
+        retriever = CountingRetriever(KeywordRetriever([ev("x.md::1", "Parking is free for staff.", 0.3)]))
+        always = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        state = run("parking", retriever=retriever, answerability=always, max_retries=0)
+        assert state["status"] == "completed"
+        assert state["evidence_ids"] == ["x.md::1"]
+
+    def test_no_content_words_are_refused_by_rule(self) -> None:
+        retriever = CountingRetriever(KeywordRetriever([ev("x.md::1", "What is it about parking.", 0.95)]))
+        always = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        state = run("what is it", retriever=retriever, answerability=always, max_retries=0)
+        assert state["answerable"] == 0.0 and state["status"] == "insufficient_evidence"
+
+    def test_bad_answerability_setting_is_a_config_error(self) -> None:
+        with pytest.raises(ConfigError, match="answerability must be an AnswerabilityModel"):
+            Context(answerability="yes")  # type: ignore[arg-type]

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from haygraph.control.evidence import Evidence
 from haygraph.control.planning.extractive import (
+    answer_units,
+    asked_type,
     extractive_answer,
+    holds_type,
     insufficient_message,
     sentence_score,
+    table_row_text,
     terms,
 )
 from haygraph.control.texts import INSUFFICIENT_EVIDENCE
@@ -134,3 +138,85 @@ class TestAnswerUnits:
 
         text = "**婚假**\n员工依法登记结婚的，可享受婚假\n13 天。须在一年内休完。\n|---|---|\n"
         assert answer_units(text) == ["员工依法登记结婚的，可享受婚假 13 天。", "须在一年内休完。"]
+
+
+LEAVE_CHUNK = """### 2.1 Entitlement
+
+Annual leave is counted in working days and depends on your continuous service.
+
+| Continuous service | Annual leave per year |
+|---|---|
+| Less than 3 years | 12 working days |
+| 3 to 9 years | 15 working days |
+| 10 years or more | 20 working days |
+
+### 2.4 Carry-over
+
+- Up to **5 days** of unused annual leave can be carried over into the next year.
+"""
+
+FAQ_CHUNK = """## 常见问题
+
+**问：年假可以按小时请吗？**
+答：不可以。年假最小单位为半天。
+
+**问：试用期员工可以请婚假吗？**
+答：可以，婚假不受试用期限制。
+"""
+
+
+class TestStructuredUnits:
+    def test_short_two_column_table_is_quoted_whole_with_its_header(self) -> None:
+        units = answer_units(LEAVE_CHUNK)
+        table = [u for u in units if "→" in u]
+        assert table == [
+            "Continuous service → Annual leave per year: Less than 3 years → 12 working days; "
+            "3 to 9 years → 15 working days; 10 years or more → 20 working days"
+        ]
+        assert not any(u.startswith("|") for u in units)  # no raw or half rows
+
+    def test_wider_table_rows_are_quoted_one_by_one_with_headers(self) -> None:
+        text = "| Item | Amount | How |\n|---|---|---|\n| Chair | USD 250 | Ask IT |\n"
+        text += "| Monitor | Lent | Desk |\n"
+        assert answer_units(text) == [
+            "Item Chair → Amount: USD 250, How: Ask IT",
+            "Item Monitor → Amount: Lent, How: Desk",
+        ]
+        assert table_row_text([], ["a", "b"]) == "a | b"
+
+    def test_faq_pairs_lose_their_markers(self) -> None:
+        units = answer_units(FAQ_CHUNK)
+        assert units == [
+            "年假可以按小时请吗？不可以。年假最小单位为半天。",
+            "试用期员工可以请婚假吗？可以，婚假不受试用期限制。",
+        ]
+        assert not any("问：" in u or "答：" in u or "**" in u for u in units)
+
+    def test_headline_question_is_answered_with_the_entitlement(self) -> None:
+        evidence = [Evidence(id="leave#1", text=LEAVE_CHUNK, score=0.9, relevance=0.9)]
+        result = extractive_answer("How many days of annual leave do I get", evidence)
+        assert result is not None
+        assert result.answer.startswith("Continuous service → Annual leave per year: Less than 3 years → 12")
+        assert "20 working days" in result.answer
+
+    def test_asked_type(self) -> None:
+        assert asked_type("How long does a refund take?") == "duration"
+        assert asked_type("By when must I use carried-over days?") == "date"
+        assert asked_type("How many days of leave do I get?") == "number"
+        assert asked_type("Who approves my claim?") == "name"
+        assert asked_type("在哪里领取工牌") == "place"
+        assert asked_type("Tell me about the leave policy") is None
+        assert holds_type("date", "by 31 March") and not holds_type("date", "by the end")
+
+    def test_unit_with_the_asked_type_wins_a_tie(self) -> None:
+        evidence = [
+            Evidence(
+                id="e1",
+                text="Refund requests are reviewed by the returns team.\n\n"
+                "Refunds are paid within 5 working days.",
+                score=0.9,
+                relevance=0.9,
+            )
+        ]
+        result = extractive_answer("How long do refunds take", evidence, max_sentences=1)
+        assert result is not None and result.answer == "Refunds are paid within 5 working days. [e1]"

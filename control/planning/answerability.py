@@ -1,0 +1,212 @@
+"""The answerability decision of the evaluate step: does this evidence answer the question (pure math).
+
+Relevance alone tells "this chunk is about the question's topic"; a question whose fact is absent
+(a near miss: same topic, other fact) or whose named entity the corpus never mentions still finds
+on-topic chunks. So the decision combines every signal the evidence carries, over the top
+`TOP_EVIDENCE` items:
+
+- ``relevance``: the best calibrated relevance, and the ``gap`` to the second (rank gap / score cliff);
+- ``idf_coverage``: the best BM25 idf-weighted query-term coverage (`Evidence.meta["term_coverage"]`);
+- ``coverage``: the best share of the question's weighted content terms (English words, Chinese
+  characters and bigrams, `extractive.terms`) found in one chunk;
+- ``span``: the longest stretch of the question (letters and digits only) found verbatim in a chunk,
+  as a share of the question — questions written against a passage copy its phrases;
+- ``entities``: the share of the question's key entities (titles in 《》, quoted terms, numbers,
+  dates, capitalized names, Latin terms in Chinese text) found in the chunks, and ``has_entities``.
+
+A logistic model with one weight block per language (blended by the question's CJK share, as
+`haygraph.retrieval.relevance` does) maps them to a probability. Its weights ship as package data
+(``answerability.json``) and are trained by ``python -m benchmarks.train_answerability`` on the tune
+parts only (CMRC 2018 tune passages, handbook tune cases, SciFact train claims).
+
+Two rules come before the model: a question with no content terms, or written in another language's
+script (`other_language`: mostly neither Latin nor Chinese, or with kana / hangul), is not answerable.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from haygraph.control.errors import ConfigError
+from haygraph.control.evidence import Evidence, evidence_key
+from haygraph.control.language import CJK_RANGES
+from haygraph.control.planning.extractive import terms
+
+TOP_EVIDENCE = 3
+"""How many of the best evidence items the signals look at."""
+
+SIGNALS: tuple[str, ...] = (
+    "relevance",
+    "gap",
+    "idf_coverage",
+    "coverage",
+    "span",
+    "entities",
+    "has_entities",
+)
+"""Per-question signals, in feature order within each language block (each block ends with a bias)."""
+
+FEATURE_NAMES: tuple[str, ...] = tuple(
+    f"{lang}_{name}" for lang in ("en", "zh") for name in (*SIGNALS, "bias")
+)
+"""The model's inputs and weights: en_relevance, ..., en_bias, zh_relevance, ..., zh_bias."""
+
+WEIGHTS_FILE = Path(__file__).resolve().parent / "answerability.json"
+"""The shipped weights (package data), written by ``python -m benchmarks.train_answerability``."""
+
+_CJK = re.compile(f"[{CJK_RANGES}]")
+_LATIN = re.compile(r"[A-Za-z]")
+_KANA_HANGUL = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")
+_QUOTED = re.compile(r"《([^》]+)》|“([^”]+)”|「([^」]+)」|\"([^\"]+)\"|『([^』]+)』")
+_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
+_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*")
+_LATIN_TERM = re.compile(r"[A-Za-z][A-Za-z0-9&.+-]*[A-Za-z0-9]")
+_NOT_WORD = re.compile(rf"[^0-9a-z{CJK_RANGES}]+")
+_GENERIC_NAMES = frozenset({"I", "I'm", "Could", "Can", "What", "How", "Is", "Are", "Do", "Does"})
+
+
+def script_shares(text: str) -> tuple[float, float, float]:
+    """Shares of CJK, ASCII-Latin and other letters among the letters of `text` (zeros if none)."""
+    cjk = latin = other = 0
+    for ch in text:
+        if _CJK.match(ch):
+            cjk += 1
+        elif _LATIN.match(ch):
+            latin += 1
+        elif ch.isalpha() and not ch.isascii() and not _is_latin_extended(ch):
+            other += 1
+    total = cjk + latin + other
+    return (cjk / total, latin / total, other / total) if total else (0.0, 0.0, 0.0)
+
+
+def other_language(question: str) -> bool:
+    """Whether the question is written in neither English nor Chinese.
+
+    That is: mostly letters of another script, or Japanese kana / Korean hangul (kanji alone would
+    pass as Chinese).
+    """
+    return script_shares(question)[2] > 0.5 or len(_KANA_HANGUL.findall(question)) >= 2
+
+
+def _is_latin_extended(ch: str) -> bool:
+    return "\u00c0" <= ch <= "\u024f"
+
+
+def key_entities(question: str) -> list[str]:
+    """Key entities of a question, lowercased, deduplicated, in order of appearance.
+
+    Quoted or 《》 titles, numbers and dates, capitalized names (English), Latin terms (Chinese text).
+    """
+    found: list[str] = []
+    for match in _QUOTED.finditer(question):
+        found.append(next(g for g in match.groups() if g))
+    found.extend(_NUMBER.findall(question))
+    if _CJK.search(question):
+        found.extend(_LATIN_TERM.findall(question))
+    else:
+        found.extend(n for n in _NAME.findall(question) if n not in _GENERIC_NAMES)
+    return list(dict.fromkeys(e.strip().lower() for e in found if e.strip()))
+
+
+def _squash(text: str) -> str:
+    return _NOT_WORD.sub("", text.lower())
+
+
+def longest_shared_span(question: str, text: str) -> int:
+    """Length of the longest substring of the squashed question found in the squashed text."""
+    q, t = _squash(question), _squash(text)
+    best = 0
+    for i in range(len(q)):
+        j = i + best + 1
+        while j <= len(q) and q[i:j] in t:
+            best = j - i
+            j += 1
+    return best
+
+
+def term_share(question_terms: dict[str, float], text: str) -> float:
+    """Weighted share of the question's terms that occur in `text` (0 when the question has none)."""
+    total = sum(question_terms.values())
+    if not total:
+        return 0.0
+    found = terms(text)
+    return sum(w for t, w in question_terms.items() if t in found) / total
+
+
+def answerability_signals(question: str, evidence: Sequence[Evidence]) -> dict[str, float]:
+    """The per-question signals (`SIGNALS`) of the best `TOP_EVIDENCE` evidence items, best first."""
+    top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
+    if not top:
+        return dict.fromkeys(SIGNALS, 0.0)
+    keys = [evidence_key(e) for e in top]
+    q_terms = terms(question)
+    squashed = max(1, len(_squash(question)))
+    entities = key_entities(question)
+    joined = " ".join(" ".join(e.text.split()).lower() for e in top)
+    idf = [float(e.meta.get("term_coverage", 0.0) or 0.0) for e in top]
+    return {
+        "relevance": keys[0],
+        "gap": keys[0] - (keys[1] if len(keys) > 1 else 0.0),
+        "idf_coverage": max(idf),
+        "coverage": max(term_share(q_terms, e.text) for e in top),
+        "span": max(longest_shared_span(question, e.text) for e in top) / squashed,
+        "entities": (sum(1 for x in entities if x in joined) / len(entities)) if entities else 1.0,
+        "has_entities": 1.0 if entities else 0.0,
+    }
+
+
+def answerability_features(question: str, signals: dict[str, float]) -> tuple[float, ...]:
+    """The model's inputs in `FEATURE_NAMES` order: each signal (and a bias of 1) times its language share."""
+    cjk, latin, _other = script_shares(question)
+    share = cjk / (cjk + latin) if cjk + latin else 0.0
+    values = [signals[name] for name in SIGNALS] + [1.0]
+    return tuple(w * x for w in (1.0 - share, share) for x in values)
+
+
+@dataclass(frozen=True)
+class AnswerabilityModel:
+    """Logistic weights over `FEATURE_NAMES` and the probability threshold of "answerable"."""
+
+    weights: dict[str, float]
+    threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        """Check the weight names and the threshold."""
+        unknown = sorted(set(self.weights) - set(FEATURE_NAMES))
+        if unknown:
+            raise ConfigError(f"unknown answerability weight(s) {unknown}; valid: {', '.join(FEATURE_NAMES)}")
+        if not 0.0 < self.threshold < 1.0:
+            raise ConfigError(f"answerability threshold must be in (0, 1), but got {self.threshold}")
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> AnswerabilityModel:
+        """Load weights written by the training command (``{"weights": {...}, "threshold": t, ...}``)."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            return cls(
+                weights={k: float(v) for k, v in data["weights"].items()}, threshold=float(data["threshold"])
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ConfigError(f"cannot load answerability weights from {path}: {exc}") from exc
+
+    def probability(self, question: str, evidence: Sequence[Evidence]) -> float:
+        """Probability that `evidence` answers `question` (0 by rule: no content terms, another script)."""
+        if not evidence or not terms(question):
+            return 0.0
+        if other_language(question):
+            return 0.0
+        features = answerability_features(question, answerability_signals(question, evidence))
+        z = sum(self.weights.get(name, 0.0) * x for name, x in zip(FEATURE_NAMES, features, strict=True))
+        return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_model() -> AnswerabilityModel:
+    """The model shipped with the package (loaded once, on first use)."""
+    return AnswerabilityModel.from_file(WEIGHTS_FILE)

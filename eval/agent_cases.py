@@ -1,0 +1,184 @@
+"""Answerability protocols on real data: which questions to ask, over which store, with which gold.
+
+Each protocol yields an `AgentProtocol`: the documents to index (gold passages of the "absent" half
+removed) and the cases to ask. A case is *present* (its gold source is in the store: it must be
+answered, citing gold) or *absent* (its gold was removed, or the handbook holds no answer: it must be
+refused).
+
+- **CMRC 2018** (`cmrc_protocol`): passages are split by a hash of their id into ``tune`` and
+  ``test``; `n` passages of the chosen part are sampled (seeded), one question each; a seeded random
+  half of them is *absent*. The store holds every passage of the part except the absent gold ones,
+  so the other passages are the distractors.
+- **SciFact** (`scifact_protocol`): claims with qrels from the chosen split (``train`` for tuning,
+  ``test``); the store holds the present claims' gold abstracts plus a seeded sample of other abstracts.
+- **Handbook** (`handbook_protocol`): the labelled answerable and unanswerable cases of
+  ``eval/cases/handbook_cases.jsonl`` over the bundled handbook.
+
+Everything is deterministic for a given seed; nothing here loads a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from haystack import Document
+
+from haygraph.eval.errors import EvalError
+from haygraph.retrieval.converters import read_beir_corpus
+
+Part = Literal["tune", "test"]
+
+CASES_FILE = Path(__file__).resolve().parent / "cases" / "handbook_cases.jsonl"
+"""The labelled handbook questions (kind, language, expected sources and facts, tune/test split)."""
+
+
+@dataclass(frozen=True)
+class AgentCase:
+    """One question of a protocol and what a good reply to it holds."""
+
+    id: str
+    question: str
+    lang: str
+    absent: bool
+    """True when the store holds no answer: the reply must be a refusal."""
+    gold_sources: tuple[str, ...] = ()
+    """Source ids of which at least one must be cited (present cases)."""
+    answers: tuple[str, ...] = ()
+    """Answer strings, any of which (CMRC) or all of which (handbook, `all_answers`) must be in the answer."""
+    all_answers: bool = False
+
+
+@dataclass
+class AgentProtocol:
+    """A protocol's store contents and cases; `documents` None = index `paths` (files) instead."""
+
+    name: str
+    cases: list[AgentCase]
+    documents: list[Document] | None = None
+    paths: list[Path] = field(default_factory=list)
+
+
+def passage_part(doc_id: str) -> Part:
+    """The part a passage belongs to: ``tune`` or ``test`` by the first byte of the SHA-1 of its id."""
+    return "tune" if hashlib.sha1(doc_id.encode("utf-8")).digest()[0] % 2 == 0 else "test"
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise EvalError(f"{path} not found: give the dataset folder (BEIR format)")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _qrels(path: Path) -> dict[str, list[str]]:
+    if not path.is_file():
+        raise EvalError(f"{path} not found: the dataset has no such qrels split")
+    out: dict[str, list[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        qid, did, score = line.split("\t")[:3]
+        if int(score) > 0:
+            out.setdefault(qid, []).append(did)
+    return out
+
+
+def _doc_id(doc: Document) -> str:
+    """The dataset's own id of a corpus document (its ``_id``, kept as ``source_id``)."""
+    return str(doc.meta["source_id"])
+
+
+def _check_n(n: int, dataset: Path) -> None:
+    if not (dataset / "corpus.jsonl").is_file():
+        raise EvalError(f"{dataset / 'corpus.jsonl'} not found: give the dataset folder (BEIR format)")
+    if n < 2:
+        raise EvalError(f"--n must be >= 2 (half the questions are asked with their gold removed), got {n}")
+
+
+def cmrc_protocol(
+    dataset: Path, part: Part = "test", n: int = 200, seed: int = 0, distractors: int | None = None
+) -> AgentProtocol:
+    """The CMRC 2018 protocol over `dataset` (corpus.jsonl, queries.jsonl, answers.jsonl, qrels/test.tsv).
+
+    `distractors` None keeps every other passage of the part in the store; a number keeps that many
+    (seeded sample), for CI-sized runs.
+    """
+    _check_n(n, dataset)
+    corpus = [d for d in read_beir_corpus(dataset / "corpus.jsonl") if passage_part(_doc_id(d)) == part]
+    queries = {str(q["_id"]): str(q["text"]) for q in _jsonl(dataset / "queries.jsonl")}
+    answers = {str(a["_id"]): [str(x) for x in a["answers"]] for a in _jsonl(dataset / "answers.jsonl")}
+    by_passage: dict[str, list[str]] = {}
+    for qid, gold in _qrels(dataset / "qrels" / "test.tsv").items():
+        for did in gold:
+            by_passage.setdefault(did, []).append(qid)
+    rng = random.Random(seed)
+    candidates = sorted(_doc_id(d) for d in corpus if by_passage.get(_doc_id(d)))
+    sample = rng.sample(candidates, min(n, len(candidates)))
+    absent = set(rng.sample(sample, len(sample) // 2))
+    cases = []
+    for did in sample:
+        qid = rng.choice(sorted(by_passage[did]))
+        cases.append(
+            AgentCase(
+                id=qid,
+                question=queries[qid],
+                lang="zh",
+                absent=did in absent,
+                gold_sources=(did,),
+                answers=tuple(answers.get(qid, [])),
+            )
+        )
+    kept = [d for d in corpus if _doc_id(d) not in absent]
+    if distractors is not None:
+        others = sorted(_doc_id(d) for d in kept if _doc_id(d) not in set(sample))
+        chosen = set(sample) | set(rng.sample(others, min(distractors, len(others))))
+        kept = [d for d in kept if _doc_id(d) in chosen]
+    return AgentProtocol("cmrc", cases, documents=kept)
+
+
+def scifact_protocol(
+    dataset: Path,
+    split: Literal["train", "test"] = "test",
+    n: int = 100,
+    distractors: int = 400,
+    seed: int = 0,
+) -> AgentProtocol:
+    """The SciFact protocol: `n` claims of `split`, half with their gold abstracts removed."""
+    _check_n(n, dataset)
+    qrels = _qrels(dataset / ("train/qrels.tsv" if split == "train" else "qrels/test.tsv"))
+    qfile = dataset / ("train/queries.jsonl" if split == "train" else "queries.jsonl")
+    queries = {str(q["_id"]): str(q["text"]) for q in _jsonl(qfile)}
+    rng = random.Random(seed)
+    qids = rng.sample(sorted(q for q in qrels if q in queries), min(n, len(qrels)))
+    absent = set(rng.sample(qids, len(qids) // 2))
+    removed = {d for q in absent for d in qrels[q]}
+    corpus = {_doc_id(d): d for d in read_beir_corpus(dataset / "corpus.jsonl")}
+    wanted = {d for q in qids if q not in absent for d in qrels[q]}
+    others = sorted(set(corpus) - wanted - removed)
+    wanted |= set(rng.sample(others, min(distractors, len(others))))
+    cases = [
+        AgentCase(id=q, question=queries[q], lang="en", absent=q in absent, gold_sources=tuple(qrels[q]))
+        for q in qids
+    ]
+    return AgentProtocol("scifact", cases, documents=[corpus[d] for d in sorted(wanted) if d in corpus])
+
+
+def handbook_protocol(handbook: Path, part: Part | Literal["all"] = "test") -> AgentProtocol:
+    """The labelled answerable / unanswerable handbook cases of `part` over the handbook folder."""
+    rows = _jsonl(CASES_FILE)
+    cases = [
+        AgentCase(
+            id=str(r["id"]),
+            question=str(r["question"]),
+            lang=str(r["lang"]),
+            absent=r["kind"] == "unanswerable",
+            gold_sources=tuple(str(s) for s in r["expected_sources"]),
+            answers=tuple(str(s) for s in r["answer_contains"]),
+            all_answers=True,
+        )
+        for r in rows
+        if r["kind"] in ("answerable", "unanswerable") and (part == "all" or r["split"] == part)
+    ]
+    return AgentProtocol("handbook", cases, paths=[handbook])

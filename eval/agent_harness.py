@@ -1,0 +1,156 @@
+"""The agent harness: ask a protocol's questions through the real agent and score the replies.
+
+For each query mode (hybrid, bm25, dense) the protocol's store is built once (`build_store`, the
+embedding cache makes rebuilding cheap) and every case is asked on its own thread. Figures, per
+language and overall (`score_reply`, `aggregate`):
+
+- ``answered_correct``: present cases answered (`completed`) with a gold answer string in the answer
+  (all of them for the handbook's ``answer_contains``); SciFact has no answer strings, so it is None;
+- ``cited_gold``: present cases whose cited evidence includes a gold source;
+- ``refused_when_absent``: absent cases answered with `insufficient_evidence` or a clarification;
+- ``false_refusal``: present cases refused;
+- latency p50 of one turn and of its evaluate step (the answerability decision), and the failing
+  case ids (for reading, not for tuning on test).
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from haygraph.eval.agent_cases import AgentCase, AgentProtocol
+from haygraph.eval.errors import EvalError
+
+logger = logging.getLogger(__name__)
+
+MODES: tuple[str, ...] = ("hybrid", "bm25", "dense")
+REFUSALS = frozenset({"insufficient_evidence", "needs_clarification"})
+FIGURES: tuple[str, ...] = ("answered_correct", "cited_gold", "refused_when_absent", "false_refusal")
+
+
+def _norm(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
+def score_reply(case: AgentCase, result: dict[str, Any]) -> dict[str, bool | None]:
+    """The checks that apply to `case` (absent: refused; present: answered, correct, cited gold)."""
+    refused = result["status"] in REFUSALS
+    if case.absent:
+        return {"refused_when_absent": refused}
+    retrieved = {e["id"]: e for e in result["evidence"]}
+    cited = {retrieved[i]["source"] for i in result["evidence_ids"] if i in retrieved}
+    answered = result["status"] == "completed"
+    answer = _norm(result.get("answer") or "")
+    correct: bool | None = None
+    if case.answers:
+        found = [_norm(a) in answer for a in case.answers]
+        correct = answered and (all(found) if case.all_answers else any(found))
+    return {
+        "answered_correct": correct,
+        "cited_gold": answered and bool(cited & set(case.gold_sources)),
+        "false_refusal": refused,
+    }
+
+
+def aggregate(rows: Sequence[tuple[AgentCase, dict[str, bool | None]]]) -> dict[str, Any]:
+    """Rates per language and ``all``: each figure's mean over the cases it applies to (None if none)."""
+    groups: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for case, checks in rows:
+        for lang in (case.lang, "all"):
+            for name, ok in checks.items():
+                if ok is not None:
+                    groups[lang][name].append(ok)
+    out: dict[str, Any] = {}
+    for lang, found in sorted(groups.items()):
+        rates: dict[str, Any] = {}
+        for name in FIGURES:
+            values = found.get(name, [])
+            rates[name] = sum(values) / len(values) if values else None
+        rates["present"] = len(found.get("false_refusal", []))
+        rates["absent"] = len(found.get("refused_when_absent", []))
+        out[lang] = rates
+    return out
+
+
+def build_store(protocol: AgentProtocol, store_dir: Path) -> None:
+    """Index the protocol's documents (or files) into `store_dir` unless it already holds an index."""
+    from haygraph.retrieval.config import RetrievalConfig
+    from haygraph.retrieval.knowledge_base import KnowledgeBase
+    from haygraph.retrieval.store import store_exists
+
+    if not protocol.cases:
+        raise EvalError(f"the {protocol.name} protocol selected no questions: check the dataset folder")
+    if store_exists(store_dir):
+        return
+    kb = KnowledgeBase(RetrievalConfig(), store_dir=store_dir)
+    if protocol.documents is not None:
+        kb.index_documents(protocol.documents)
+    else:
+        kb.index(protocol.paths)
+
+
+def run_protocol(
+    protocol: AgentProtocol,
+    store_dir: Path,
+    *,
+    modes: Sequence[str] = MODES,
+    model: Any = None,
+    settings: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Ask every case in every query mode; return the figures per mode and language, and the failures."""
+    from haygraph.adapters.agent import build_agent
+    from haygraph.retrieval.knowledge_base import KnowledgeBase
+
+    build_store(protocol, store_dir)
+    base = KnowledgeBase.open(store_dir).config.query
+    report: dict[str, Any] = {"protocol": protocol.name, "cases": len(protocol.cases), "modes": {}}
+    for mode in modes:
+        agent = build_agent(
+            store_dir, model=model, query=base.model_copy(update={"mode": mode}), **(settings or {})
+        )
+        agent.ask("warm up", thread_id="warm-up")
+        rows = []
+        latency = []
+        evaluate_ms = []
+        failures = []
+        for case in protocol.cases:
+            result = agent.ask(case.question, thread_id=f"{protocol.name}-{mode}-{case.id}")
+            latency.append(result["timings_ms"]["total"])
+            if "evaluate" in result["timings_ms"]:
+                evaluate_ms.append(result["timings_ms"]["evaluate"])
+            checks = score_reply(case, result)
+            rows.append((case, checks))
+            bad = [k for k, ok in checks.items() if ok is (k == "false_refusal")]
+            if bad:
+                failures.append({"id": case.id, "failed": bad, "status": result["status"]})
+        report["modes"][mode] = {
+            "figures": aggregate(rows),
+            "latency_ms_p50": statistics.median(latency) if latency else None,
+            "evaluate_ms_p50": statistics.median(evaluate_ms) if evaluate_ms else None,
+            "failures": failures,
+        }
+        logger.info("%s %s: %s", protocol.name, mode, report["modes"][mode]["figures"].get("all"))
+    return report
+
+
+def format_report(report: dict[str, Any]) -> list[str]:
+    """The report as printable lines: one per mode and language."""
+    lines = [f"{report['protocol']}: {report['cases']} cases"]
+    for mode, res in report["modes"].items():
+        for lang, figs in res["figures"].items():
+            cells = "  ".join(
+                f"{name}={'n/a' if figs[name] is None else f'{figs[name]:.3f}'}" for name in FIGURES
+            )
+            lines.append(
+                f"  {mode:6s} {lang:3s} present={figs['present']:3d} absent={figs['absent']:3d}  {cells}"
+            )
+        evaluate = res.get("evaluate_ms_p50")
+        lines.append(
+            f"  {mode:6s} latency p50 {res['latency_ms_p50']:.0f} ms per turn"
+            + ("" if evaluate is None else f", evaluate step {evaluate:.1f} ms")
+        )
+    return lines

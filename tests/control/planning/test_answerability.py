@@ -1,0 +1,104 @@
+"""Tests for the answerability decision: signals, entities, rules, and the shipped weights."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from haygraph.control.errors import ConfigError
+from haygraph.control.evidence import Evidence
+from haygraph.control.planning.answerability import (
+    FEATURE_NAMES,
+    WEIGHTS_FILE,
+    AnswerabilityModel,
+    answerability_features,
+    answerability_signals,
+    key_entities,
+    longest_shared_span,
+    script_shares,
+    shipped_model,
+)
+
+
+def ev(i: int, text: str, relevance: float, coverage: float = 0.0) -> Evidence:
+    return Evidence(
+        id=f"e{i}", text=text, score=relevance, relevance=relevance, meta={"term_coverage": coverage}
+    )
+
+
+LEAVE = ev(
+    1, "Annual leave: less than 3 years of service gives 12 working days; 3 to 9 years 15 days.", 0.8, 0.9
+)
+PARKING = ev(2, "The office has bicycle racks on the ground floor and showers on floor 2.", 0.45, 0.2)
+
+
+class TestSignals:
+    def test_entities_titles_quotes_numbers_names(self) -> None:
+        assert key_entities("《战国无双3》是由哪两个公司开发的") == ["战国无双3", "3"]
+        assert key_entities('What does "hot desk" mean in 2026?') == ["hot desk", "2026"]
+        assert key_entities("How do stock options vest at Northwind Harbor?") == ["northwind harbor"]
+        assert key_entities("VPN 密码多久换一次") == ["vpn"]
+
+    def test_longest_shared_span_ignores_punctuation_and_case(self) -> None:
+        # "annualleave" (11 characters) is the longest stretch of the question found in the text.
+        assert longest_shared_span("Annual leave?", "my annual-leave balance") == 11
+        assert longest_shared_span("锣鼓经是什么", "锣鼓经，又称锣鼓点") == 3
+
+    def test_script_shares(self) -> None:
+        assert script_shares("年假 leave") == pytest.approx((2 / 7, 5 / 7, 0.0))
+        assert script_shares("Сколько дней отпуска")[2] == 1.0
+
+    def test_signals_of_matching_and_unrelated_evidence(self) -> None:
+        good = answerability_signals("How many days of annual leave after 4 years", [LEAVE, PARKING])
+        bad = answerability_signals("How much does parking in the garage cost", [PARKING])
+        assert good["relevance"] == 0.8 and good["gap"] == pytest.approx(0.35)
+        assert good["coverage"] > bad["coverage"]
+        assert good["entities"] == 0.0 and good["has_entities"] == 1.0  # "4" is not in the evidence
+        assert bad["has_entities"] == 0.0 and bad["entities"] == 1.0
+
+    def test_features_are_blended_by_language(self) -> None:
+        signals = answerability_signals("年假有几天", [LEAVE])
+        features = answerability_features("年假有几天", signals)
+        assert len(features) == len(FEATURE_NAMES)
+        assert features[: len(features) // 2] == (0.0,) * (len(features) // 2)  # all-Chinese: en block is 0
+        assert features[-1] == 1.0  # zh bias
+
+
+class TestModel:
+    def test_rules_refuse_no_content_words_and_other_scripts(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        assert model.probability("How many days of leave?", [LEAVE]) > 0.99
+        assert model.probability("what is it?", [LEAVE]) == 0.0
+        assert model.probability("Сколько дней ежегодного отпуска?", [LEAVE]) == 0.0
+        assert model.probability("How many days of leave?", []) == 0.0
+
+    def test_bad_weights_and_threshold_are_config_errors(self, tmp_path) -> None:
+        with pytest.raises(ConfigError, match="unknown answerability weight"):
+            AnswerabilityModel(weights={"nope": 1.0})
+        with pytest.raises(ConfigError, match="threshold"):
+            AnswerabilityModel(weights={}, threshold=1.0)
+        bad = tmp_path / "w.json"
+        bad.write_text("{}")
+        with pytest.raises(ConfigError, match="cannot load answerability weights"):
+            AnswerabilityModel.from_file(bad)
+
+    def test_shipped_weights_load_and_separate(self) -> None:
+        data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+        assert set(data["weights"]) == set(FEATURE_NAMES) and "command" in data
+        model = shipped_model()
+        yes = model.probability("How many days of annual leave do I get", [LEAVE, PARKING])
+        no = model.probability("How much does parking in the garage cost per month", [PARKING])
+        assert yes >= model.threshold > no
+
+    def test_decision_is_fast(self) -> None:
+        model = shipped_model()
+        evidence = [
+            ev(i, "锣鼓经，又称锣鼓点，是大陆传统器乐及戏曲里面常用的打击乐记谱方法。" * 8, 0.5)
+            for i in range(5)
+        ]
+        started = time.perf_counter()
+        for _ in range(50):
+            model.probability("锣鼓经常用的节奏型称为什么", evidence)
+        assert (time.perf_counter() - started) / 50 < 0.02  # the evaluate step's budget: 20 ms per turn
