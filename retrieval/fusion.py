@@ -185,14 +185,16 @@ class HybridFusion:
                 merged[doc.id] = doc if seen is None else replace(seen, meta={**seen.meta, **doc.meta})
         ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
         out: list[Document] = []
-        hashes: set[str] = set()
+        # Duplicates are identical text of the same tenant: tenants never share (or hide) each other's hits.
+        hashes: set[tuple[object, str]] = set()
         for doc_id, score in ranked:
             doc = merged[doc_id]
             content_hash = doc.meta.get("content_hash")
             if content_hash is not None:
-                if content_hash in hashes:
+                key = (doc.meta.get("tenant"), content_hash)
+                if key in hashes:
                     continue
-                hashes.add(content_hash)
+                hashes.add(key)
             out.append(replace(doc, score=score, meta={**doc.meta, "fusion_score": score}))
             if top_k is not None and len(out) >= top_k:
                 break

@@ -80,6 +80,12 @@ class TestHybridFusion:
         out = HybridFusion(method="minmax").run(bm25_documents=bm25, dense_documents=dense)["documents"]
         assert [(d.id, round(d.score, 6)) for d in out] == [("b", 0.75), ("a", 0.5), ("c", 0.0), ("d", 0.0)]
 
+    def test_content_hash_dedup_never_crosses_tenants(self):
+        fusion = HybridFusion(method="rrf")
+        a = [_doc("a", 5.0, content_hash="h1", tenant="A"), _doc("b", 4.0, content_hash="h1", tenant="B")]
+        out = fusion.run(bm25_documents=a, dense_documents=[])["documents"]
+        assert [d.id for d in out] == ["a", "b"]
+
     def test_content_hash_dedup(self):
         # "b2" has the same normalized content as "b" (overlapping split): only the better-ranked one stays
         bm25 = [
