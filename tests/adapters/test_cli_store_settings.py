@@ -75,7 +75,8 @@ class TestSearch:
             3,
             "store",
         )
-        assert 1 <= len(out["results"]) <= 3 and out["results"][0]["source"] == "leave-policy.md"
+        assert 1 <= len(out["results"]) <= 3
+        assert "leave-policy.md" in {r["source"] for r in out["results"]}
 
     def test_the_bm25_hits_carry_no_dense_score(self, bm25_store: Path) -> None:
         hits = KnowledgeBase.open(bm25_store).search(LEAVE_QUESTION).hits
@@ -166,5 +167,5 @@ class TestServeMCP:
         _assert_bm25_from_store(settings)
         assert (settings["top_k"], settings["sources"]["top_k"]) == (5, "request")
         store = KnowledgeBase.open(bm25_store).store
-        assert 1 <= len(hits) <= 2 and hits[0]["source"] == "leave-policy.md"
+        assert 1 <= len(hits) <= 2 and "leave-policy.md" in {h["source"] for h in hits}
         assert all(store.get(h["id"]) is not None for h in hits)

@@ -23,6 +23,13 @@ class TestLocate:
             span is not None and TEXT[span[0] : span[1]] == "# Travel\n\nBook flights early.\nUse TripDesk."
         )
 
+    def test_repeated_heading_path_is_left_out_of_the_span(self):
+        # the splitter put the document title above a later section's chunk; only "# Travel" and its body
+        # stand together in the source
+        text = "# Handbook\n\n# Leave\n\nAnnual leave is 20 days.\n\n# Travel\n\nBook flights early."
+        span = locate(text, "# Handbook\n\n# Travel\n\nBook flights early.")
+        assert span is not None and text[span[0] : span[1]] == "# Travel\n\nBook flights early."
+
     def test_not_found(self):
         assert locate(TEXT, "nothing like this") is None
         assert locate(TEXT, "   ") is None
