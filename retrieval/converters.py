@@ -218,8 +218,8 @@ def _expand(source: str | Path) -> tuple[list[tuple[Path, str]], list[str]]:
     """The files of one source as ``(resolved path, default source id)``, and what was skipped (with reasons).
 
     A directory is walked recursively (sorted); ids are paths relative to it. Hidden entries (names
-    starting with ``.``), unsupported file types and links to folders are skipped and reported. A file
-    argument's default id is its name.
+    starting with ``.``), unsupported file types and links (to folders or files: they may lead outside
+    the directory) are skipped and reported. A file argument's default id is its name.
     """
     given = Path(source).expanduser()
     path = given.resolve()  # one file has one identity, whichever path reaches it
@@ -239,12 +239,15 @@ def _expand(source: str | Path) -> tuple[list[tuple[Path, str]], list[str]]:
             file = here / name
             if name.startswith("."):
                 skipped.append(f"{file}: hidden file (names starting with '.' are not indexed)")
+            elif file.is_symlink():
+                # like links to folders: a link may lead out of the indexed directory (to /etc/passwd, say)
+                skipped.append(f"{file}: link to a file (not followed; index its target instead)")
             elif file.suffix.lower() not in SUPPORTED_EXTENSIONS:
                 skipped.append(
                     f"{file}: unsupported file type {file.suffix.lower() or '(none)'!r}; use {_extensions()}"
                 )
             elif not file.is_file():
-                skipped.append(f"{file}: not a regular file (a broken link?)")
+                skipped.append(f"{file}: not a regular file")
             else:
                 found.append((file.resolve(), file.relative_to(path).as_posix()))
     if not found:

@@ -163,6 +163,19 @@ class TestMultiFormatConverter:
             again = MultiFormatConverter().run(sources=[path], known_sources=known)["documents"]
             assert [d.meta["source_id"] for d in again] == ["handbook/leave-policy.md"]
 
+    def test_links_inside_a_directory_are_not_followed(self, kb: Path, tmp_path: Path):
+        # regression: a link named *.md to /etc/passwd made the whole folder fail (and a link to a
+        # Markdown file outside the folder would have been indexed)
+        outside = tmp_path / "secret.md"
+        outside.write_text("# Secret\n\nNot part of this knowledge base.", encoding="utf-8")
+        (kb / "secret.md").symlink_to(outside)
+        (kb / "passwd.md").symlink_to("/etc/passwd")
+        result = MultiFormatConverter().run(sources=[kb])
+        assert len(result["documents"]) == 4
+        assert all("Secret" not in (d.content or "") for d in result["documents"])
+        links = sorted(s for s in result["skipped"] if "link to a file" in s)
+        assert [Path(s.split(":")[0]).name for s in links] == ["passwd.md", "secret.md"]
+
     def test_two_files_may_not_share_an_id(self, kb: Path, tmp_path: Path):
         other = tmp_path / "other"
         other.mkdir()
