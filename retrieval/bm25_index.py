@@ -64,6 +64,9 @@ class BM25Index:
             return self
         corpus_tokens = self.tokenizer.many(texts)
         self.doc_freq = dict(Counter(t for tokens in corpus_tokens for t in set(tokens)))
+        if not self.doc_freq:  # no searchable term at all (only stop words, symbols or one-letter words)
+            self._bm25, self._term_max = None, None
+            return self
         bm25 = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
         bm25.index(corpus_tokens, show_progress=False)
         self._bm25 = bm25
@@ -174,7 +177,7 @@ class BM25Index:
         index = cls(BM25Tokenizer(**params["tokenizer"]), k1, b, params["method"])
         index.num_docs = int(meta["num_docs"])
         index.doc_freq = {str(k): int(v) for k, v in (meta.get("doc_freq") or {}).items()}
-        if index.num_docs:
+        if index.num_docs and index.doc_freq:  # `build` makes no bm25s index when no term is searchable
             import bm25s
 
             index._bm25 = bm25s.BM25.load(str(directory), show_progress=False)

@@ -39,6 +39,15 @@ class TestScoreBound:
     def test_empty_index(self):
         assert BM25Index(BM25Tokenizer()).build([]).score_bound("leave") == 0.0
 
+    def test_corpus_without_searchable_terms(self, tmp_path):
+        # regression: documents of stop words and single letters crashed bm25s ("max() arg is an empty
+        # sequence") and failed the whole index run
+        index = BM25Index(BM25Tokenizer()).build(["x y", "the of"])
+        assert index.scores("x") is None and index.score_bound("x y") == 0.0
+        index.save(tmp_path)
+        loaded = BM25Index.load(tmp_path, index.params())
+        assert loaded is not None and loaded.num_docs == 2 and loaded.scores("the") is None
+
     def test_survives_save_and_load(self, index, tmp_path):
         index.save(tmp_path)
         loaded = BM25Index.load(tmp_path, index.params())
