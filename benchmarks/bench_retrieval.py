@@ -14,12 +14,7 @@ p50/p95 query latency over the datasets' real queries for:
   InMemoryEmbeddingRetriever), both ways;
 - each retriever alone, and the speed-up ratios.
 
-With ``--scale 2000,20000,100000`` it runs the scale benchmark instead (`scale_main`): 100k chunks
-cannot be embedded in the time available here, so every chunk and query gets a **synthetic embedding**
-(a seeded random unit vector, 384 dimensions — clearly not a model's; dense rankings are meaningless,
-their latency is real). Per size it reports the store write time, BM25 build, save and load times, the
-store's size on disk, p50/p95 for our bm25, dense and hybrid pipelines and Haystack's stock hybrid on a
-few queries, and the process's peak RSS.
+The scale benchmark (2k → 20k → 100k chunks, memory, save/load) is `benchmarks.bench_scale`.
 
 This is a script that prints figures, not a test.
 """
@@ -29,9 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,7 +38,7 @@ from haygraph.eval.index_prep import datasets_root
 from haygraph.retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
 from haygraph.retrieval.config import RetrievalConfig
 from haygraph.retrieval.converters import read_beir_corpus
-from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder, with_vector
+from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
 from haygraph.retrieval.model_paths import resolve_model
 from haygraph.retrieval.pipeline_runner import run_direct
 from haygraph.retrieval.pipelines import build_query_pipeline, query_inputs
@@ -78,11 +71,16 @@ def load_chunks(root: Path, limit: int) -> list[Document]:
         ]
         per_corpus.append(cleaner.run(documents=docs)["documents"])
     # Whole documents first (abstracts and passages of a few hundred characters are chunk-sized),
-    # then the splitter's chunks of the same corpora (default sizes, then finer ones) until the store
+    # then the splitter's chunks of the same corpora (default sizes, then finer, then finest) until the store
     # is large enough; short documents split into themselves and are dropped as duplicates.
     chunks: list[Document] = [d for docs in per_corpus for d in docs]
     unique = dedup.run(documents=identify.run(documents=chunks)["documents"])["documents"]
-    for splitter in (StructuredSplitter(), StructuredSplitter(min_chars=150, max_chars=400)):
+    splitters = (
+        StructuredSplitter(),
+        StructuredSplitter(min_chars=150, max_chars=400),
+        StructuredSplitter(min_chars=60, max_chars=200),
+    )
+    for splitter in splitters:
         for docs in per_corpus:
             if len(unique) >= limit:
                 break
@@ -149,97 +147,6 @@ def _dir_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
 
 
-def scale_main(sizes: list[int], n_queries: int, n_stock: int) -> int:
-    """The scale benchmark (see the module docstring): synthetic embeddings, one row per size."""
-    root = datasets_root()
-    config = RetrievalConfig()
-    t0 = time.perf_counter()
-    all_chunks = load_chunks(root, max(sizes))
-    queries = load_queries(root, n_queries)
-    print(
-        f"{len(all_chunks)} chunks, {len(queries)} queries ({time.perf_counter() - t0:.1f} s); "
-        f"peak RSS so far {_peak_rss_mb():.0f} MB"
-    )
-    print("EMBEDDINGS ARE SYNTHETIC: seeded random unit vectors (dim 384), not model output")
-    rng = np.random.default_rng(0)
-    qvecs = rng.standard_normal((len(queries), 384)).astype(np.float32)
-    qvecs /= np.linalg.norm(qvecs, axis=1, keepdims=True)
-    BM25Tokenizer()("预热")
-    k = config.query.fusion.candidates
-    rows = []
-    for size in sizes:
-        chunks = all_chunks[:size]
-        vectors = rng.standard_normal((len(chunks), 384)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        docs = [with_vector(d, vectors[i]) for i, d in enumerate(chunks)]
-        del vectors
-        store = EmbeddedDocumentStore()
-        start = time.perf_counter()
-        store.write_documents(docs)
-        store.matrix()
-        write_s = time.perf_counter() - start
-        del docs
-        from haygraph.retrieval.bm25_index import BM25Index
-
-        start = time.perf_counter()
-        store.bm25_index(BM25Index.from_config(config.bm25))
-        bm25_s = time.perf_counter() - start
-        folder = Path(tempfile.mkdtemp(prefix="haygraph-scale-"))
-        try:
-            store.path = str(folder / "store")
-            start = time.perf_counter()
-            store.save()
-            save_s = time.perf_counter() - start
-            size_mb = _dir_mb(folder)
-            start = time.perf_counter()
-            loaded = EmbeddedDocumentStore.load(folder / "store")
-            load_s = time.perf_counter() - start
-            del loaded
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        ours, _ = build_query_pipeline(config, store, embed_query=False)
-        stock, _ = build_query_pipeline(config, store, stock=True, embed_query=False)
-        bm25 = build_query_pipeline(config, store, config.query.model_copy(update={"mode": "bm25"}))[0]
-        dense = build_query_pipeline(
-            config, store, config.query.model_copy(update={"mode": "dense"}), embed_query=False
-        )[0]
-        for pipe in (ours, stock, bm25, dense):
-            pipe.warm_up()
-
-        def run(pipe: Pipeline) -> Callable[[int], Any]:
-            return lambda q: run_direct(
-                pipe, query_inputs(pipe, queries[q], query_embedding=qvecs[q].tolist())
-            )
-
-        n = len(queries)
-        lat = {
-            "bm25": timed(run(bm25), n),
-            "dense": timed(run(dense), n),
-            "hybrid": timed(run(ours), n),
-            "stock hybrid": timed(run(stock), min(n, n_stock), warmup=1),
-        }
-        rows.append((size, write_s, bm25_s, save_s, load_s, size_mb, lat, _peak_rss_mb()))
-        print(f"{size} chunks done (k={k}); peak RSS {_peak_rss_mb():.0f} MB", flush=True)
-        del store, ours, stock, bm25, dense
-
-    print(
-        "\nscale benchmark (SYNTHETIC embeddings: random unit vectors), latencies in ms excl. query embedding"
-    )
-    print(
-        f"{'chunks':>7s} {'write s':>8s} {'bm25 build s':>12s} {'save s':>7s} {'load s':>7s} {'disk MB':>8s} "
-        f"{'peak RSS MB':>11s}"
-    )
-    for size, write_s, bm25_s, save_s, load_s, size_mb, _, rss in rows:
-        print(
-            f"{size:7d} {write_s:8.2f} {bm25_s:12.2f} {save_s:7.2f} {load_s:7.2f} {size_mb:8.1f} {rss:11.0f}"
-        )
-    print(f"\n{'chunks':>7s} " + " ".join(f"{name + ' p50/p95':>24s}" for name in rows[0][6]))
-    for size, *_, lat, _ in rows:
-        cells = [f"{np.percentile(v, 50):11.2f}/{np.percentile(v, 95):<11.2f}" for v in lat.values()]
-        print(f"{size:7d} " + " ".join(f"{c:>24s}" for c in cells))
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     """Build the store, time every configuration and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -251,23 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         default=40,
         help="queries timed for Haystack's stock retrievers, which take ~1 s each at 20k (default 40)",
     )
-    parser.add_argument(
-        "--scale",
-        default=None,
-        help="store sizes for the scale benchmark (SYNTHETIC embeddings), e.g. 2000,20000,100000",
-    )
     args = parser.parse_args(argv)
     if args.chunks <= 0 or args.queries <= 0:
         parser.error("--chunks and --queries must be > 0")
-    if args.scale:
-        try:
-            sizes = [int(s) for s in args.scale.split(",") if s.strip()]
-        except ValueError:
-            parser.error(f"--scale must be comma-separated integers, but got {args.scale!r}")
-        if not sizes or min(sizes) <= 0:
-            parser.error("--scale sizes must be > 0")
-        return scale_main(sorted(sizes), args.queries, args.stock_queries)
-
     root = datasets_root()
     config = RetrievalConfig()
     t0 = time.perf_counter()

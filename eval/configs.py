@@ -78,8 +78,16 @@ class TunedParams:
             "rrf_k": self.rrf_k,
             "candidates": self.candidates,
         }
-        cut = {"drop_ratio": self.drop_ratio, "max_keep": self.max_keep}
-        return {"query": {"mode": "hybrid", "fusion": fusion, "cut": cut}}
+        return {"query": {"mode": "hybrid", "fusion": fusion, "cut": self.cut_overrides()}}
+
+    def cut_overrides(self) -> dict[str, Any]:
+        """The tuned cut as `CutConfig` overrides.
+
+        The cut was tuned on the fused ranking score with no absolute floor (`eval.tuning.tune_cut`), so it
+        runs on that scale (``scale: score``, ``min_score: 0``), not on the calibrated relevance that the
+        shipped default cut uses: the tuned drop ratio means something only on the scale it was tuned on.
+        """
+        return {"drop_ratio": self.drop_ratio, "max_keep": self.max_keep, "scale": "score", "min_score": 0.0}
 
 
 @dataclass(frozen=True)
@@ -180,7 +188,7 @@ def _with(query: QueryConfig, **sections: Any) -> QueryConfig:
 def _cut_params(root: str, tuned: TunedParams | None) -> dict[str, Any]:
     """Return the tuned cut for the tuned config, the config's defaults otherwise."""
     if root == TUNED_NAME and tuned is not None:
-        return {"drop_ratio": tuned.drop_ratio, "max_keep": tuned.max_keep}
+        return tuned.cut_overrides()
     return {}
 
 

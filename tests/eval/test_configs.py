@@ -63,6 +63,9 @@ class TestBuildConfigs:
         plain, cut = build_configs(["hybrid-tuned", "hybrid-tuned+cut"], self.base, tuned=tuned)
         assert plain.query.fusion.method == "minmax" and plain.query.fusion.weights == (0.3, 0.7)
         assert cut.query.cut.enabled and (cut.query.cut.drop_ratio, cut.query.cut.max_keep) == (0.4, 3)
+        # tuned on the fused score with no floor, so it cuts on that scale, not on the relevance
+        assert (cut.query.cut.scale, cut.query.cut.min_score) == ("score", 0.0)
+        assert tuned.query_overrides()["query"]["cut"]["scale"] == "score"
         # the untuned cut keeps its defaults
         assert build_configs(["hybrid+cut"], self.base, tuned=tuned)[0].query.cut.drop_ratio == 0.5
 
