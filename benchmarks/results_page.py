@@ -291,8 +291,9 @@ Chinese). Uncut configs return a fixed top-100 (hybrid: top-100 from each retrie
 configs end with the score-cliff cut (drop_ratio 0.5, max_keep 5 unless tuned); their metrics are
 computed on what the cut passes on, so their nDCG@10 / Recall@100 are bounded by at most 5 documents.
 "kept P / R" is the precision / recall of the documents the cut keeps, "fixed top-5 P / R" that of a
-fixed top-5 of the same config without the cut. Latency is per query, in-process, on a shared 2-core
-machine. `default` is the shipped query configuration (weighted RRF, language-aware: the bundled
+fixed top-5 of the same config without the cut. Latency is per query, in-process, excluding the query
+embedding (queries are embedded in one batch first), on a shared 2-core machine. `default` is the
+shipped query configuration (weighted RRF, language-aware: the bundled
 English-only embedder gets no say on Chinese text), uncut; `default+cut` adds the shipped cut, which
 runs on the calibrated relevance. The `+rerank` configs need a cross-encoder: `--reranker DIR` (one
 trained by `python -m benchmarks.train_reranker`); without one they are reported as skipped.

@@ -197,6 +197,19 @@ class QueryRunner:
         docs: list[Document] = result[self.info.output]["documents"]
         return docs
 
+    def embed_queries(self, queries: Sequence[str]) -> int:
+        """Embed `queries` in batches ahead of `run` (no-op for a pipeline that embeds no query).
+
+        The vectors go to the query memo the knowledge base's pipelines share, so each later `run` of
+        one of these queries skips its embedding. Returns how many queries were embedded (those already
+        remembered are not). Used by the evaluation harness: one batched pass over thousands of queries
+        instead of one model call per query.
+        """
+        if "text_embedder" not in self.pipeline.graph.nodes:
+            return 0
+        embedder = self.pipeline.get_component("text_embedder")
+        return embedder.remember(queries) if isinstance(embedder, QueryEmbedder) else 0
+
 
 class KnowledgeBase:
     """A document store with its retrieval config: index files or documents, search, save, reopen.

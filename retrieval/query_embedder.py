@@ -13,6 +13,7 @@ things the stock component cannot give us:
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,7 +45,7 @@ class QueryMemo:
             self._items.move_to_end(key)
         return vec
 
-    def put(self, model: str, text: str, embedding: list[float]) -> None:
+    def put(self, model: str, text: str, embedding: Sequence[float] | np.ndarray) -> None:
         """Remember an embedding, dropping the least recently used one when full."""
         if self.max_size == 0:
             return
@@ -127,6 +128,35 @@ class QueryEmbedder:
             embedding = list(self._embedder.run(text=text)["embedding"])
         self.memo.put(self.memo_key, text, embedding)
         return {"embedding": embedding}
+
+    def remember(self, texts: Sequence[str], batch_size: int = 32) -> int:
+        """Embed the `texts` not yet in the memo, `batch_size` at a time, and remember them.
+
+        One model call per batch instead of one per text (sentence-transformers and the ONNX encoder
+        both order a batch by length, so padding stays small); later `run` calls for these texts are memo
+        hits. Returns how many texts were embedded. The memo keeps at most `memo_size` entries, so at most
+        that many are remembered.
+        """
+        todo = [
+            t for t in dict.fromkeys(texts) if isinstance(t, str) and self.memo.get(self.memo_key, t) is None
+        ]
+        todo = todo[: self.memo.max_size]
+        if not todo:
+            return 0
+        self.warm_up()
+        if self._onnx is not None:
+            vectors: Any = self._onnx.encode(todo, batch_size=batch_size)
+        else:
+            stock = self._embedder
+            vectors = stock.embedding_backend.embed(
+                [stock.prefix + t + stock.suffix for t in todo],
+                batch_size=batch_size,
+                show_progress_bar=False,
+                normalize_embeddings=True,
+            )
+        for text, vector in zip(todo, vectors, strict=True):
+            self.memo.put(self.memo_key, text, vector)
+        return len(todo)
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize this component to a dictionary.

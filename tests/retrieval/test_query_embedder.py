@@ -20,9 +20,27 @@ class FakeTextEmbedder:
     def warm_up(self):
         pass
 
+    prefix = ""
+    suffix = ""
+
     def run(self, text):
         self.texts.append(text)
         return {"embedding": [float(len(text)), 0.5]}
+
+    @property
+    def embedding_backend(self):
+        fake = self
+
+        class Backend:
+            def embed(self, data, **kwargs):
+                fake.batches.append(list(data))
+                return [[float(len(t)), 0.5] for t in data]
+
+        return Backend()
+
+    @property
+    def batches(self):
+        return self.__dict__.setdefault("_batches", [])
 
 
 @pytest.fixture
@@ -59,6 +77,16 @@ class TestQueryEmbedder:
         assert embedder.run(text="leave")["embedding"] == first
         embedder.run(text="expenses")
         assert fake_model.instances[0].texts == ["leave", "expenses"]
+
+    def test_remember_embeds_a_batch_once_and_run_hits_the_memo(self, fake_model):
+        embedder = QueryEmbedder()
+        embedder.run(text="leave")
+        assert embedder.remember(["leave", "expenses", "expenses", "travel"]) == 2
+        [backend] = fake_model.instances
+        assert backend.batches == [["expenses", "travel"]]  # deduplicated, the remembered one skipped
+        assert embedder.run(text="travel")["embedding"] == [6.0, 0.5]
+        assert backend.texts == ["leave"]  # no per-query call after the batch
+        assert embedder.remember(["travel"]) == 0
 
     def test_shared_memo_across_embedders(self, fake_model):
         memo = QueryMemo()
@@ -105,3 +133,16 @@ class TestQueryMemo:
         memo.put("m", "c", [3.0])
         assert memo.get("m", "b") is None and len(memo) == 2
         assert memo.get("m", "a").tolist() == [1.0] and memo.get("other-model", "a") is None
+
+
+@pytest.mark.integration
+def test_remembered_batch_matches_single_query_embeddings():
+    """With the real bundled model, a batched (padded) embedding is the single-query one to float precision."""
+    import numpy as np
+
+    texts = ["annual leave entitlement", "How do I claim travel expenses after a trip abroad?", "试用期"]
+    single = [np.asarray(QueryEmbedder().run(text=t)["embedding"]) for t in texts]
+    batched = QueryEmbedder()
+    assert batched.remember(texts) == 3
+    for text, vector in zip(texts, single, strict=True):
+        assert float(np.dot(vector, np.asarray(batched.run(text=text)["embedding"]))) > 0.9999
