@@ -62,13 +62,23 @@ class BM25Index:
         if not texts:
             self._bm25 = None
             return self
-        corpus_tokens = self.tokenizer.many(texts)
-        self.doc_freq = dict(Counter(t for tokens in corpus_tokens for t in set(tokens)))
+        # Token ids are assigned while tokenizing, one document at a time, and bm25s is given (ids, vocab):
+        # no list of token strings for the whole corpus is ever held (at 100k chunks that list and bm25s's
+        # own conversion of it to ids were the write path's largest allocation).
+        vocab: dict[str, int] = {}
+        corpus_ids: list[list[int]] = []
+        counts: Counter[int] = Counter()
+        for text in texts:
+            ids = [vocab.setdefault(token, len(vocab)) for token in self.tokenizer(text)]
+            corpus_ids.append(ids)
+            counts.update(set(ids))
+        terms = list(vocab)
+        self.doc_freq = {terms[i]: n for i, n in counts.items()}
         if not self.doc_freq:  # no searchable term at all (only stop words, symbols or one-letter words)
             self._bm25, self._term_max = None, None
             return self
         bm25 = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-        bm25.index(corpus_tokens, show_progress=False)
+        bm25.index((corpus_ids, vocab), show_progress=False)
         self._bm25 = bm25
         self._term_max = None
         return self

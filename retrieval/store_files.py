@@ -25,6 +25,7 @@ import re
 import reprlib
 import shutil
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,14 +227,31 @@ def _read_bm25(root: Path, directory: Path, count: int, *, required: bool) -> BM
     return index
 
 
+def _write_matrix(handle: Any, matrix: np.ndarray | Sequence[np.ndarray], block: int = 4096) -> int:
+    """Write `matrix` (an array, or its equal-length float32 rows) as one .npy array; return its width."""
+    if isinstance(matrix, np.ndarray):
+        np.save(handle, matrix)
+        return int(matrix.shape[1])
+    dim = int(matrix[0].shape[0]) if len(matrix) else 0
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)), "fortran_order": False}
+    np.lib.format.write_array_header_1_0(handle, {**header, "shape": (len(matrix), dim)})
+    for start in range(0, len(matrix), block):
+        handle.write(np.vstack(matrix[start : start + block]).astype(np.float32, copy=False).tobytes())
+    return dim
+
+
 def write_version(
     root: Path,
     documents: list[dict[str, Any]],
-    matrix: np.ndarray | None,
+    matrix: np.ndarray | Sequence[np.ndarray] | None,
     bm25: list[BM25Index],
     meta: dict[str, Any],
 ) -> str:
-    """Write a complete new version directory (fsynced) and return its name; `CURRENT` is not touched."""
+    """Write a complete new version directory (fsynced) and return its name; `CURRENT` is not touched.
+
+    `matrix` is the (count, dim) float32 embedding matrix, or its rows: rows are written to
+    ``embeddings.npy`` a block at a time, so saving never needs a second, contiguous copy of them.
+    """
     name = f"v-{uuid.uuid4().hex[:12]}"
     tmp = root / f"{TMP_PREFIX}{name}"
     try:
@@ -241,16 +259,17 @@ def write_version(
         with (tmp / "documents.jsonl").open("w", encoding="utf-8") as handle:
             for data in documents:
                 handle.write(json.dumps(data, ensure_ascii=False) + "\n")
+        dim = None
         if matrix is not None:
             with (tmp / "embeddings.npy").open("wb") as handle:
-                np.save(handle, matrix)
+                dim = _write_matrix(handle, matrix)
         for index in bm25:  # the most recently built index is the one saved
             index.save(tmp / "bm25")
         manifest = {
             "format": FORMAT_VERSION,
             "count": len(documents),
             "meta": meta,
-            "dim": None if matrix is None else int(matrix.shape[1]),
+            "dim": dim,
             "bm25": bool(bm25),
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")

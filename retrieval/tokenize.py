@@ -88,8 +88,14 @@ class BM25Tokenizer:
         return tokens
 
     def many(self, texts: Iterable[str]) -> list[list[str]]:
-        """Tokenize many texts."""
-        return [self(text) for text in texts]
+        """Tokenize many texts; equal tokens share one string object.
+
+        The stemmer returns a new string for every occurrence; sharing one per distinct token keeps a
+        100k-chunk corpus's token lists at ~50 MB of references instead of ~300 MB of duplicate strings
+        while the BM25 index is built.
+        """
+        shared: dict[str, str] = {}
+        return [[shared.setdefault(token, token) for token in self(text)] for text in texts]
 
     def _flush(self, words: list[str], out: list[str]) -> None:
         if not words:

@@ -168,7 +168,7 @@ class TestEmbeddedDocumentStore:
         def crash(*args, **kwargs):
             raise error
 
-        monkeypatch.setattr(store_module.np, "save", crash)
+        monkeypatch.setattr(store_files, "_write_matrix", crash)  # dies while writing embeddings.npy
         with pytest.raises(StoreError if isinstance(error, OSError) else RuntimeError):
             store.save(tmp_path)
         monkeypatch.undo()
@@ -176,6 +176,18 @@ class TestEmbeddedDocumentStore:
         loaded = EmbeddedDocumentStore.load(tmp_path)
         assert [d.id for d in loaded.documents] == ["d1", "d2", "d3", "d4"]
         assert loaded.matrix().shape == (4, 3)
+
+    def test_save_streams_rows_without_building_the_matrix(self, tmp_path):
+        store = EmbeddedDocumentStore()
+        vectors = np.random.default_rng(1).standard_normal((5000, 8)).astype(np.float32)
+        store.write_documents(
+            [Document(id=f"d{i}", content=f"doc {i}", embedding=v) for i, v in enumerate(vectors)]
+        )
+        store.save(tmp_path)
+        assert store._matrix is None  # saving wrote the rows block by block, no contiguous copy
+        expected = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        np.testing.assert_allclose(EmbeddedDocumentStore.load(tmp_path).matrix(), expected, rtol=1e-6)
+        np.testing.assert_allclose(store.matrix(), expected, rtol=1e-6)
 
     def test_save_without_path(self):
         with pytest.raises(StoreError, match="no path"):
