@@ -147,28 +147,35 @@ class CachedDocumentEmbedder:
         self.stats = {"cached": 0, "embedded": 0}
 
     def warm_up(self) -> None:
-        """Resolve the model offline and open the cache (idempotent); the model itself loads on first miss."""
-        if self._embedder is not None:
-            return
-        from haystack_integrations.components.embedders.sentence_transformers import (
-            SentenceTransformersDocumentEmbedder,
-        )
+        """Open the cache (idempotent). The model, and sentence-transformers itself, load on the first miss.
 
-        if self.backend == "torch":
-            self._embedder = SentenceTransformersDocumentEmbedder(
-                model=resolve_model(self.model),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                progress_bar=False,
-                local_files_only=True,
-            )
-        else:
-            self._embedder = onnx_encoder(self.model, self.backend, self.cache_dir)
-        if self.use_cache:
+        Importing sentence-transformers (torch, transformers) alone takes seconds, so a run whose chunks
+        are all cached — or a re-index that skipped every unchanged source — never pays for it.
+        """
+        if self.use_cache and self._cache is None:
             directory = Path(self.cache_dir) if self.cache_dir else default_cache_dir()
             self._cache = EmbeddingCache(
                 directory / "embeddings", model_key=cache_model_key(self.model, self.backend)
             )
+
+    def _load_model(self) -> None:
+        """Create (once) the backend's embedder and load its model, resolved offline."""
+        if self._embedder is None:
+            if self.backend == "torch":
+                from haystack_integrations.components.embedders.sentence_transformers import (
+                    SentenceTransformersDocumentEmbedder,
+                )
+
+                self._embedder = SentenceTransformersDocumentEmbedder(
+                    model=resolve_model(self.model),
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    progress_bar=False,
+                    local_files_only=True,
+                )
+            else:
+                self._embedder = onnx_encoder(self.model, self.backend, self.cache_dir)
+        self._embedder.warm_up()
 
     @component.output_types(documents=list[Document])
     def run(self, documents: list[Document]) -> dict[str, list[Document]]:
@@ -185,7 +192,7 @@ class CachedDocumentEmbedder:
             vectors = {i: found[k] for i, k in enumerate(keys) if k in found}
         missing = [i for i in range(len(documents)) if i not in vectors]
         if missing:
-            self._embedder.warm_up()  # idempotent; skipped entirely when every vector is cached
+            self._load_model()  # skipped entirely when every vector is cached
             self._embed_missing(missing, texts, keys, vectors)
         self.stats = {"cached": len(documents) - len(missing), "embedded": len(missing)}
         logger.info("embedded %d chunks, %d from cache", len(missing), len(documents) - len(missing))
