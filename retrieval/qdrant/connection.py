@@ -124,6 +124,20 @@ def collection_exists(settings: StoreConfig) -> bool:
         )
 
 
+def drop_collection(settings: StoreConfig) -> bool:
+    """Delete the collection and its manifest (a rebuild from scratch); True when there was one."""
+    client = client_for(settings)
+    dropped = False
+    with qdrant_errors(settings):
+        for name in (settings.collection, manifest_collection(settings)):
+            if client.collection_exists(name):
+                client.delete_collection(name)
+                dropped = True
+    if dropped:
+        logger.info("dropped Qdrant collection %s", describe(settings))
+    return dropped
+
+
 def ensure_collection(settings: StoreConfig, dimension: int | None) -> None:
     """Create the collection (dense + IDF-weighted sparse vectors, payload indexes) or check the existing one.
 
