@@ -104,6 +104,8 @@ def prepare_index(
 ) -> tuple[KnowledgeBase, IndexInfo]:
     """Open a compatible index in ``store_dir`` or build one (kept there when a directory is given)."""
     corpus_path = dataset_dir / "corpus.jsonl"
+    if config.store.backend == "qdrant":
+        return _prepare_qdrant(corpus_path, config, progress=progress)
     if store_dir is not None and (Path(store_dir) / "CURRENT").exists():
         reason, kb = _reusable(store_dir, config, corpus_path, need_embeddings)
         if kb is not None:
@@ -119,6 +121,28 @@ def prepare_index(
         return kb, _info(kb, report.seconds, report.embedded, report.from_cache, reused=False)
     _index_without_embeddings(kb, corpus_path, save=store_dir is not None)
     return kb, _info(kb, time.perf_counter() - start, None, None, reused=False)
+
+
+def _prepare_qdrant(
+    corpus_path: Path, config: RetrievalConfig, *, progress: bool
+) -> tuple[KnowledgeBase, IndexInfo]:
+    """Reuse the Qdrant collection ``config.store`` names when it holds this corpus, else rebuild it.
+
+    The collection is the store (``--store`` is not used). It is always built with embeddings, even for
+    BM25-only runs: its dense vector size is fixed when it is created (the vectors come from the cache).
+    """
+    from haygraph.retrieval.qdrant import connection
+
+    if connection.collection_exists(config.store):
+        reason, kb = _reusable(None, config, corpus_path, True)
+        if kb is not None:
+            logger.info("reusing the Qdrant collection %s", kb.store.path)
+            return kb, _info(kb, None, None, None, reused=True)
+        logger.info("rebuilding the Qdrant collection %s: %s", connection.describe(config.store), reason)
+        connection.drop_collection(config.store)
+    kb = KnowledgeBase(config)
+    report = kb.index_beir(corpus_path, progress=progress, save=True)
+    return kb, _info(kb, report.seconds, report.embedded, report.from_cache, reused=False)
 
 
 def _info(
@@ -154,7 +178,7 @@ def _indexing_part(section: Any) -> Any:
 
 
 def _reusable(
-    store_dir: str | Path, config: RetrievalConfig, corpus_path: Path, need_embeddings: bool
+    store_dir: str | Path | None, config: RetrievalConfig, corpus_path: Path, need_embeddings: bool
 ) -> tuple[str, KnowledgeBase | None]:
     """(reason it cannot be reused, None) or ("", the opened knowledge base)."""
     try:

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from haygraph.retrieval.config import StoreConfig
-from haygraph.retrieval.errors import ConfigError, StoreError, StoreNotFoundError
+from haygraph.retrieval.errors import ConfigError, RetrievalError, StoreError, StoreNotFoundError
 
 logger = logging.getLogger(__name__)
 
@@ -89,30 +89,48 @@ def close_clients() -> None:
 
 @contextmanager
 def qdrant_errors(settings: StoreConfig) -> Iterator[None]:
-    """Translate Qdrant client failures into `StoreError`s that name the target and the fix."""
+    """Translate Qdrant client failures into `StoreError`s that name the target and the fix.
+
+    A failure inside a query pipeline arrives wrapped by the pipeline runner (a `RetrievalError` whose
+    cause is the client's exception); it is translated the same way.
+    """
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        cause: BaseException | None = exc
+        if isinstance(exc, RetrievalError):
+            cause = exc.__cause__
+        translated = _translate(cause, settings) if cause is not None else None
+        if translated is None:
+            raise
+        raise translated from exc
+
+
+def _translate(exc: BaseException, settings: StoreConfig) -> StoreError | None:
+    """The `StoreError` for a Qdrant client failure, or None when `exc` is not one."""
     from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
     where = describe(settings)
-    try:
-        yield
-    except UnexpectedResponse as exc:
+    if isinstance(exc, UnexpectedResponse):
         if exc.status_code in (401, 403):
-            raise StoreError(
+            return StoreError(
                 f"{where}: the server refused the API key (HTTP {exc.status_code}); set the key in the "
                 f"environment variable named by store.api_key_env ({settings.api_key_env or 'not set'})"
-            ) from exc
-        raise StoreError(f"{where}: Qdrant answered HTTP {exc.status_code}: {exc.reason_phrase}") from exc
-    except (ResponseHandlingException, ConnectionError, TimeoutError) as exc:
-        raise StoreError(
+            )
+        return StoreError(f"{where}: Qdrant answered HTTP {exc.status_code}: {exc.reason_phrase}")
+    if isinstance(exc, ResponseHandlingException | ConnectionError | TimeoutError):
+        return StoreError(
             f"{where}: cannot reach Qdrant ({exc}); check store.url and that the server is running"
-        ) from exc
-    except RuntimeError as exc:  # local mode: "Storage folder ... is already accessed by another instance"
-        if "already accessed" in str(exc):
-            raise StoreError(
-                f"{where}: the local-mode directory is open in another process; local mode allows one "
-                "process at a time (run a Qdrant server for shared access)"
-            ) from exc
-        raise
+        )
+    if isinstance(exc, RuntimeError) and "already accessed" in str(exc):
+        # local mode: "Storage folder ... is already accessed by another instance of Qdrant client"
+        return StoreError(
+            f"{where}: the local-mode directory is open in another process; local mode allows one "
+            "process at a time (stop the other process, or run a Qdrant server for shared access)"
+        )
+    return None
 
 
 def collection_exists(settings: StoreConfig) -> bool:
@@ -122,6 +140,20 @@ def collection_exists(settings: StoreConfig) -> bool:
         return bool(client.collection_exists(settings.collection)) and bool(
             client.collection_exists(manifest_collection(settings))
         )
+
+
+def drop_collection(settings: StoreConfig) -> bool:
+    """Delete the collection and its manifest (a rebuild from scratch); True when there was one."""
+    client = client_for(settings)
+    dropped = False
+    with qdrant_errors(settings):
+        for name in (settings.collection, manifest_collection(settings)):
+            if client.collection_exists(name):
+                client.delete_collection(name)
+                dropped = True
+    if dropped:
+        logger.info("dropped Qdrant collection %s", describe(settings))
+    return dropped
 
 
 def ensure_collection(settings: StoreConfig, dimension: int | None) -> None:

@@ -134,7 +134,7 @@ class QdrantStore(EmbeddedDocumentStore):
         with connection.qdrant_errors(self.settings):
             for start in range(0, len(written), _WRITE_BATCH):
                 batch = embedder.run(written[start : start + _WRITE_BATCH])["documents"]
-                qdrant.write_documents(batch, policy=DuplicatePolicy.OVERWRITE)
+                qdrant._client.upsert(self.settings.collection, points=to_points(batch), wait=True)
             if self._deleted:
                 qdrant.delete_documents(sorted(self._deleted))
         self.meta["sparse"] = sparse
@@ -208,3 +208,31 @@ def check_sparse(saved: dict[str, Any], wanted: dict[str, Any], where: str) -> N
                 f"this config uses {value!r}; use the bm25 settings it was built with, or copy the store "
                 "into a new store.collection"
             )
+
+
+def to_points(documents: list[Document]) -> list[Any]:
+    """Qdrant points for `documents`, exactly as `QdrantDocumentStore.write_documents` makes them, faster.
+
+    qdrant-haystack converts each document with `Document.to_dict`, whose `dataclasses.asdict` copies
+    every float of the dense and sparse vectors one by one: 45% of the time of pushing 2,000 SciFact
+    documents to local mode (measured with cProfile). Here the payload comes from the same converter
+    applied to the document without its vectors, and the vectors are attached as they are.
+    """
+    from haystack_integrations.document_stores.qdrant.converters import (
+        convert_haystack_documents_to_qdrant_points,
+    )
+    from qdrant_client import models
+
+    bare = [replace(d, embedding=None, sparse_embedding=None) for d in documents]
+    points = convert_haystack_documents_to_qdrant_points(bare, use_sparse_embeddings=True)
+    for point, doc in zip(points, documents, strict=True):
+        vector: dict[str, Any] = {}
+        if doc.embedding is not None:
+            vector[connection.DENSE] = list(doc.embedding)
+        if doc.sparse_embedding is not None:
+            sparse = doc.sparse_embedding
+            vector[connection.SPARSE] = models.SparseVector(
+                indices=list(sparse.indices), values=list(sparse.values)
+            )
+        point.vector = vector
+    return points

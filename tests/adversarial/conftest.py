@@ -154,3 +154,22 @@ def hybrid_tenant_store(tmp_path_factory: pytest.TempPathFactory, haygraph_cache
     """Two tenants' handbooks in a hybrid store over the real bundled model; read-only for tests."""
     store = tmp_path_factory.mktemp("adv-hybrid") / "store"
     return build_handbook_tenant_store(store, real_model=True, cache_dir=haygraph_cache_dir)
+
+
+@pytest.fixture(scope="module")
+def qdrant_tenant_config(bm25_tenant_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """`bm25_tenant_store` copied into a Qdrant collection (local mode, or `$QDRANT_URL`); its config.
+
+    Module-scoped: local mode allows one client per directory, and the Qdrant tests close every client
+    when they finish.
+    """
+    pytest.importorskip("haystack_integrations.document_stores.qdrant")
+    from haygraph.retrieval import RetrievalConfig
+    from haygraph.retrieval.qdrant.copy import copy_store
+    from tests.retrieval.qdrant.targets import drop_target, qdrant_target
+
+    settings = qdrant_target(tmp_path_factory.mktemp("adv-qdrant"), prefix="adv")
+    config = RetrievalConfig.from_dict({"store": settings.model_dump(exclude_none=True)})
+    copy_store(bm25_tenant_store, config)
+    yield config
+    drop_target(settings)

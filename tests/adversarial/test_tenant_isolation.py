@@ -12,7 +12,8 @@ that comes back is looked up in the store and must belong to the tenant:
 - MCP `search_knowledge_base` and `get_chunk` (any id of the store, either tenant's) over a live store;
 - the HTTP service: `/v1/search`, `/v1/ask`, `/v1/chat/completions` with the tenant's API key.
 
-The BM25 store runs in the fast tier (no model); the hybrid store over the real model is `integration`.
+The BM25 store runs in the fast tier (no model), on the embedded store and copied into Qdrant (local mode,
+or the server at `$QDRANT_URL`); the hybrid store over the real model is `integration`.
 `HAYGRAPH_TENANT_QUERIES` sets the number of queries (default 500); the agent and HTTP ask/chat
 surfaces run on every `SLOW_EVERY`-th query.
 """
@@ -41,7 +42,7 @@ from haygraph.adapters.service.knowledge import LiveKnowledgeBase
 from haygraph.adapters.tenancy import ScopedRetriever, merge_filters
 from haygraph.control.tools import ContractToolExecutor
 from haygraph.control.tools.types import ToolCall
-from haygraph.retrieval import KnowledgeBase
+from haygraph.retrieval import KnowledgeBase, RetrievalConfig
 from haygraph.retrieval.errors import QueryError
 from tests.adapters.tenant_helpers import store_tenants
 from tests.adversarial.conftest import TENANTS, Tally
@@ -90,10 +91,13 @@ def request_filter(rng: random.Random, tenant: str, sources: list[str]) -> dict[
 class Surfaces:
     """Every retrieval surface over one store, bound per tenant."""
 
-    def __init__(self, store: Path, tmp: Path, http: str) -> None:
-        self.kb = KnowledgeBase.open(store)
+    def __init__(self, store: Path, tmp: Path, http: str, config: RetrievalConfig | None = None) -> None:
+        self.kb = KnowledgeBase.open(store, config)
+        if config is not None:  # not vacuous: the Qdrant surfaces really search the collection
+            assert self.kb.store.settings == config.store  # type: ignore[attr-defined]
         self.agents = {
-            t: build_agent(store, tenant=t, example_tools=True, orders_db=tmp / f"o-{t}.db") for t in TENANTS
+            t: build_agent(store, tenant=t, example_tools=True, orders_db=tmp / f"o-{t}.db", config=config)
+            for t in TENANTS
         }
         plain = HaystackRetriever(self.kb)
         db = OrdersDatabase(tmp / "orders.db")
@@ -103,7 +107,7 @@ class Surfaces:
             t: ContractToolExecutor(build_example_registry(db, ScopedRetriever(plain, t)), allow)
             for t in TENANTS
         }
-        live = LiveKnowledgeBase(store, warm_top_ks=(5,))
+        live = LiveKnowledgeBase(store, config=config, warm_top_ks=(5,))
         live.load()
         self.mcp = {}
         for t in TENANTS:
@@ -117,22 +121,36 @@ class Surfaces:
         return self.http.post(path, headers=headers, content=json.dumps(body))
 
 
-@pytest.fixture(scope="module", params=["bm25", pytest.param("hybrid", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> Path:
-    return request.getfixturevalue(f"{request.param}_tenant_store")  # type: ignore[no-any-return]
+@pytest.fixture(
+    scope="module",
+    params=["bm25", "bm25-qdrant", pytest.param("hybrid", marks=pytest.mark.integration)],
+)
+def backend(request: pytest.FixtureRequest) -> tuple[Path, RetrievalConfig | None]:
+    """(embedded store, None), or (the embedded store it was copied from, the Qdrant collection's config)."""
+    name, _, target = request.param.partition("-")
+    store: Path = request.getfixturevalue(f"{name}_tenant_store")
+    return store, request.getfixturevalue("qdrant_tenant_config") if target == "qdrant" else None
 
 
 @pytest.fixture(scope="module")
-def surfaces(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Surfaces]:
+def store(backend: tuple[Path, RetrievalConfig | None]) -> Path:
+    return backend[0]
+
+
+@pytest.fixture(scope="module")
+def surfaces(
+    backend: tuple[Path, RetrievalConfig | None], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Surfaces]:
     from haygraph.adapters.service import HaygraphService, ServiceSettings
     from tests.adapters.service.server_helpers import running_server
 
+    store, config = backend
     tmp = tmp_path_factory.mktemp("surfaces")
     keys = tmp / "keys.yaml"
     keys.write_text("".join(f'"{key}": {{tenant: {t}}}\n' for t, key in KEYS.items()))
-    service = HaygraphService(ServiceSettings(store_dir=store, api_keys=keys))
+    service = HaygraphService(ServiceSettings(store_dir=store, api_keys=keys, config=config))
     with running_server(service) as url:
-        s = Surfaces(store, tmp, url)
+        s = Surfaces(store, tmp, url, config)
         yield s
         s.http.close()
 

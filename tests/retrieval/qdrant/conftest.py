@@ -4,14 +4,11 @@ The same tests run unchanged against both; against a server every test uses its 
 is dropped afterwards.
 """
 
-import os
-import uuid
-
 import pytest
 
 from haygraph.retrieval.config import RetrievalConfig, StoreConfig
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
-from haygraph.retrieval.qdrant import connection
+from tests.retrieval.qdrant.targets import drop_target, qdrant_target
 from tests.retrieval.store_helpers import fake_warm_up
 
 pytest.importorskip("qdrant_client")
@@ -25,17 +22,9 @@ def no_model(monkeypatch):
 
 @pytest.fixture
 def qdrant_settings(tmp_path) -> StoreConfig:
-    url = os.environ.get("QDRANT_URL")
-    name = f"t{uuid.uuid4().hex[:12]}"
-    target = {"url": url} if url else {"path": str(tmp_path / "qdrant")}
-    settings = StoreConfig(backend="qdrant", collection=name, **target)
+    settings = qdrant_target(tmp_path)
     yield settings
-    if url:
-        client = connection.client_for(settings)
-        for collection in (name, connection.manifest_collection(settings)):
-            if client.collection_exists(collection):
-                client.delete_collection(collection)
-    connection.close_clients()
+    drop_target(settings)
 
 
 @pytest.fixture

@@ -207,3 +207,27 @@ class TestErrors:
         config = RetrievalConfig().with_overrides(store=settings.model_dump())
         with pytest.raises(StoreError, match=r"cannot reach Qdrant.*check store.url"):
             KnowledgeBase.open(None, config)
+
+
+class TestToPoints:
+    def test_same_points_as_qdrant_haystack(self):
+        from haystack.dataclasses import SparseEmbedding
+        from haystack_integrations.document_stores.qdrant.converters import (
+            convert_haystack_documents_to_qdrant_points,
+        )
+
+        from haygraph.retrieval.qdrant.store import to_points
+
+        docs = [
+            Document(
+                id="x",
+                content="annual leave",
+                embedding=[0.1, -0.2, 0.3],
+                sparse_embedding=SparseEmbedding(indices=[1, 5], values=[0.5, 0.25]),
+                meta={"tenant": "acme", "source_id": "leave.md", "headings": ["Leave"]},
+            ),
+            Document(id="y", content="no vectors", meta={}),
+        ]
+        expected = convert_haystack_documents_to_qdrant_points(docs, use_sparse_embeddings=True)
+        assert [p.model_dump() for p in to_points(docs)] == [p.model_dump() for p in expected]
+        assert docs[0].embedding == [0.1, -0.2, 0.3]  # inputs untouched
