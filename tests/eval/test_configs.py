@@ -85,5 +85,5 @@ class TestBuildConfigs:
         # the bundled embedding model is a BertModel, not a sequence classifier
         from haygraph.retrieval.model_paths import bundled_model_path
 
-        with pytest.raises(EvalError, match=r"--reranker: .*not a cross-encoder.*train_reranker"):
+        with pytest.raises(EvalError, match=r"--reranker: .*not a cross-encoder.*haygraph train-reranker"):
             build_configs(["hybrid-minmax+rerank"], self.base, reranker_model=bundled_model_path())
