@@ -204,6 +204,11 @@ class RerankerConfig(_Section):
         "w * fused + (1 - w) * reranker probability. None: the weight a `haygraph train-reranker` model "
         "directory recommends (its haygraph_reranker.json), else 0 (the reranker alone).",
     )
+    backend: Literal["torch", "onnx", "onnx-int8"] = Field(
+        default="torch",
+        description="How the cross-encoder runs: torch, or an ONNX Runtime export of a local model directory "
+        "(onnx: same scores; onnx-int8: dynamic int8, faster, slightly different scores; the onnx extra).",
+    )
     on_unavailable: Literal["error", "skip"] = Field(
         default="error",
         description="If the model cannot be loaded offline: fail at build time, or skip and record it.",

@@ -6,8 +6,9 @@ queries) is not always better than the fusion that found the candidates; blendin
 component runs the stock ranker on the candidates and scores each by
 ``retrieval_weight * fused + (1 - retrieval_weight) * probability``, where ``fused`` is the incoming
 score min-max normalized over the candidates (so RRF and min-max fusion blend alike) and
-``probability`` is the reranker's sigmoid. The result stays in [0, 1]; with ``retrieval_weight`` 0 it is
-the stock ranker's probability.
+``probability`` is the reranker's sigmoid (torch through the stock ranker, or ``backend`` ``onnx`` /
+``onnx-int8`` through `haygraph.retrieval.onnx_cross_encoder`). The result stays in [0, 1]; with
+``retrieval_weight`` 0 it is the reranker's probability.
 
 Only the first ``top_k_in`` candidates are reranked (the config's ``reranker.top_k_in``); a longer input
 list (the evaluation harness asks for 100 results to measure Recall@100) keeps its tail in the incoming
@@ -30,6 +31,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from haygraph.retrieval.errors import ConfigError
+from haygraph.retrieval.onnx_cross_encoder import RERANKER_BACKENDS, OnnxCrossEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +97,7 @@ class BlendedSimilarityRanker:
         retrieval_weight: float = 0.0,
         top_k_in: int | None = None,
         batch_size: int = 16,
+        backend: str = "torch",
     ) -> None:
         if top_k <= 0:
             raise ValueError(f"top_k must be > 0, but got {top_k}")
@@ -104,16 +107,31 @@ class BlendedSimilarityRanker:
             raise ValueError(f"retrieval_weight must be in [0, 1], but got {retrieval_weight}")
         if batch_size <= 0:
             raise ValueError(f"batch_size must be > 0, but got {batch_size}")
+        if backend not in RERANKER_BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(RERANKER_BACKENDS)}, but got {backend!r}")
         self.model = model
         self.top_k = top_k
         self.retrieval_weight = retrieval_weight
         self.top_k_in = top_k_in
         self.batch_size = batch_size
+        self.backend = backend
         self._ranker: Any = None
 
     def warm_up(self) -> None:
         """Load the cross-encoder (idempotent)."""
         if self._ranker is not None:
+            return
+        if self.backend != "torch":
+            from haygraph.retrieval.embedding_cache import default_cache_dir
+
+            scorer = OnnxCrossEncoder(
+                self.model,
+                default_cache_dir(),
+                quantize=self.backend == "onnx-int8",
+                threads=_torch_threads(),
+            )
+            scorer.warm_up()
+            self._ranker = _OnnxRanker(scorer, self.batch_size)
             return
         from haystack_integrations.components.rankers.sentence_transformers import (
             SentenceTransformersSimilarityRanker,
@@ -162,9 +180,32 @@ class BlendedSimilarityRanker:
             retrieval_weight=self.retrieval_weight,
             top_k_in=self.top_k_in,
             batch_size=self.batch_size,
+            backend=self.backend,
         )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BlendedSimilarityRanker:
         """Deserialize this component from a dictionary."""
         return default_from_dict(cls, data)
+
+
+def _torch_threads() -> int:
+    """ONNX Runtime gets as many threads as torch uses (`torch.set_num_threads`): the backends compare."""
+    import torch
+
+    return int(torch.get_num_threads())
+
+
+class _OnnxRanker:
+    """The stock ranker's ``run`` contract (scored copies, best first) over an `OnnxCrossEncoder`."""
+
+    def __init__(self, scorer: OnnxCrossEncoder, batch_size: int) -> None:
+        self.scorer = scorer
+        self.batch_size = batch_size
+
+    def run(self, query: str, documents: list[Document], top_k: int) -> dict[str, list[Document]]:
+        unique = list({d.id: d for d in documents}.values())
+        probs = self.scorer.score(query, [d.content or "" for d in unique], batch_size=self.batch_size)
+        scored = [replace(d, score=float(p)) for d, p in zip(unique, probs, strict=True)]
+        scored.sort(key=lambda d: d.score or 0.0, reverse=True)
+        return {"documents": scored[:top_k]}

@@ -464,5 +464,9 @@ def _build_reranker(q: QueryConfig, info: QueryPipelineInfo) -> Any:
     info.reranked = True
     top = q.cut.max_keep if q.cut.enabled else q.top_k
     return BlendedSimilarityRanker(
-        model=path, top_k=top, retrieval_weight=weight, top_k_in=q.reranker.top_k_in
+        model=path,
+        top_k=top,
+        retrieval_weight=weight,
+        top_k_in=q.reranker.top_k_in,
+        backend=q.reranker.backend,
     )

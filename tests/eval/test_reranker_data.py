@@ -45,7 +45,7 @@ class TestLoadTrainingSplit:
             load_training_split(tiny_beir(tmp_path / "ds", {"test": "q1\td1\t1\n"}), "train")
 
     def test_split_without_judgments(self, tmp_path):
-        with pytest.raises(DatasetError, match="--split train: .* has no relevance judgments"):
+        with pytest.raises(DatasetError, match=r"--split train: .* has no relevance judgments"):
             load_training_split(tiny_beir(tmp_path / "ds", {"train": ""}), "train")
 
 

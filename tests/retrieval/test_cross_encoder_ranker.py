@@ -1,4 +1,4 @@
-"""Tests for retrieval.cross_encoder_ranker: the score blend, the model's recommended weight, the component."""
+"""Tests for retrieval.cross_encoder_ranker: the score blend, the recommended weight, the component."""
 
 from __future__ import annotations
 
@@ -108,9 +108,13 @@ class TestBlendedSimilarityRanker:
             BlendedSimilarityRanker(model="m", retrieval_weight=-0.1)
         with pytest.raises(ValueError, match="top_k_in must be > 0"):
             BlendedSimilarityRanker(model="m", top_k_in=0)
+        with pytest.raises(ValueError, match="backend must be one of torch, onnx, onnx-int8, but got 'gpu'"):
+            BlendedSimilarityRanker(model="m", backend="gpu")
 
     def test_to_dict_round_trip(self):
-        ranker = BlendedSimilarityRanker(model="m", top_k=5, retrieval_weight=0.2, top_k_in=20)
+        ranker = BlendedSimilarityRanker(
+            model="m", top_k=5, retrieval_weight=0.2, top_k_in=20, backend="onnx-int8"
+        )
         data = ranker.to_dict()
         assert data == {
             "type": "haygraph.retrieval.cross_encoder_ranker.BlendedSimilarityRanker",
@@ -120,10 +124,12 @@ class TestBlendedSimilarityRanker:
                 "retrieval_weight": 0.2,
                 "top_k_in": 20,
                 "batch_size": 16,
+                "backend": "onnx-int8",
             },
         }
         back = BlendedSimilarityRanker.from_dict(data)
         assert (back.model, back.top_k, back.retrieval_weight, back.top_k_in) == ("m", 5, 0.2, 20)
+        assert back.backend == "onnx-int8"
 
 
 class TestPipelineWeight:
