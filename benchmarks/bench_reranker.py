@@ -20,6 +20,7 @@ import sys
 import time
 
 import numpy as np
+from haystack import Document
 
 from haygraph.eval.beir import load_beir
 from haygraph.eval.index_prep import resolve_dataset
@@ -82,9 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _doc(doc_id: str, score: float, corpus: dict[str, str]) -> object:
-    from haystack import Document
-
+def _doc(doc_id: str, score: float, corpus: dict[str, str]) -> Document:
     return Document(id=doc_id, content=corpus[doc_id], score=score)
 
 

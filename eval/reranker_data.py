@@ -173,7 +173,8 @@ def _prime_query_embeddings(runner: object, config: RetrievalConfig, texts: list
     )
     docs = batch.run(documents=[Document(content=t) for t in texts])["documents"]
     for text, doc in zip(texts, docs, strict=True):
-        embedder.memo.put(embedder.memo_key, text, doc.embedding)
+        if doc.embedding is not None:
+            embedder.memo.put(embedder.memo_key, text, doc.embedding)
     logger.info("embedded %d queries in batches (%d from cache)", len(texts), batch.stats["cached"])
 
 

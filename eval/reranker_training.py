@@ -164,7 +164,7 @@ def train_reranker(
     )
     model, dev_scores = _train(pairs, dev, out, work, settings, progress)
     stage(f"trained in {time.perf_counter() - start:.0f} s; choosing the retrieval blend on the dev queries")
-    summary = tune_blend(model, dev, batch_size=32) if dev else {"retrieval_weight": 0.0}
+    summary: dict[str, Any] = tune_blend(model, dev, batch_size=32) if dev else {"retrieval_weight": 0.0}
     summary.update(
         dataset=data.name,
         split=settings.split,
@@ -278,7 +278,9 @@ def _train(
     )
     evaluator = None
     if dev:
-        samples = [{"query": d.query, "positive": d.positives, "documents": d.documents} for d in dev]
+        samples: list[dict[str, str | list[str]]] = [
+            {"query": d.query, "positive": list(d.positives), "documents": list(d.documents)} for d in dev
+        ]
         evaluator = CrossEncoderRerankingEvaluator(
             samples, at_k=10, always_rerank_positives=False, name="dev", batch_size=32, write_csv=False
         )
