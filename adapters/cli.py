@@ -244,11 +244,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from haygraph.adapters import cli_agent, cli_serve, cli_store
     from haygraph.eval import cli as eval_cli
+    from haygraph.eval import cli_reranker
 
     cli_agent.register(sub)
     cli_serve.register(sub)
     cli_store.register(sub)
     eval_cli.register(sub)
+    cli_reranker.register(sub)
     for command in sub.choices.values():
         _add_global_flags(command, on_command=True)
     return parser

@@ -296,7 +296,7 @@ embedding (queries are embedded in one batch first), on a shared 2-core machine.
 shipped query configuration (weighted RRF, language-aware: the bundled
 English-only embedder gets no say on Chinese text), uncut; `default+cut` adds the shipped cut, which
 runs on the calibrated relevance. The `+rerank` configs need a cross-encoder: `--reranker DIR` (one
-trained by `python -m benchmarks.train_reranker`); without one they are reported as skipped.
+trained by `haygraph train-reranker`); without one they are reported as skipped.
 
 ¹ The reference row is the stdlib BM25 of `shared/datasets/README.md` (no stemming, k1=0.9, b=0.4;
 its MAP column is uncut MAP, shown under MAP@100).

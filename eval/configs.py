@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from haygraph.eval.errors import EvalError
@@ -223,6 +224,9 @@ def _query_for(
         try:
             path = resolve_model(model, kind="reranker model")
         except ModelUnavailableError as exc:
+            if reranker_model and Path(reranker_model).expanduser().exists():
+                # a folder that is there but holds no model is a wrong --reranker, not a missing download
+                raise EvalError(f"--reranker: {exc}") from exc
             logger.warning("%s skipped: %s", root, exc)
             return None, str(exc)
         try:

@@ -196,6 +196,19 @@ class RerankerConfig(_Section):
         default=None, description="Cross-encoder name or local path; None = no reranker."
     )
     top_k_in: int = Field(default=10, gt=0, le=10_000, description="How many fused results are reranked.")
+    retrieval_weight: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Share of the (min-max normalized) fused retrieval score in the reranked score: "
+        "w * fused + (1 - w) * reranker probability. None: the weight a `haygraph train-reranker` model "
+        "directory recommends (its haygraph_reranker.json), else 0 (the reranker alone).",
+    )
+    backend: Literal["torch", "onnx", "onnx-int8"] = Field(
+        default="torch",
+        description="How the cross-encoder runs: torch, or an ONNX Runtime export of a local model directory "
+        "(onnx: same scores; onnx-int8: dynamic int8, faster, slightly different scores; the onnx extra).",
+    )
     on_unavailable: Literal["error", "skip"] = Field(
         default="error",
         description="If the model cannot be loaded offline: fail at build time, or skip and record it.",

@@ -39,6 +39,7 @@ from haygraph.retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
 from haygraph.retrieval.chunk_positions import ChunkLocator
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.converters import MultiFormatConverter
+from haygraph.retrieval.cross_encoder_ranker import BlendedSimilarityRanker, model_retrieval_weight
 from haygraph.retrieval.dense_retriever import FastEmbeddingRetriever
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
 from haygraph.retrieval.errors import ConfigError, ModelUnavailableError, QueryError
@@ -440,7 +441,7 @@ def check_cross_encoder(path: str) -> None:
         raise ConfigError(
             f"reranker.model {path} is not a cross-encoder: its config.json declares {architectures or 'no'} "
             "architectures, not a *ForSequenceClassification model (an embedding model cannot rerank); train "
-            "one with `python -m benchmarks.train_reranker --dataset DIR --split train --out DIR`"
+            "one with `haygraph train-reranker --dataset DIR --split train --out DIR`"
         )
 
 
@@ -457,10 +458,15 @@ def _build_reranker(q: QueryConfig, info: QueryPipelineInfo) -> Any:
         logger.warning("reranker skipped: %s", exc)
         return None
     check_cross_encoder(path)
-    from haystack_integrations.components.rankers.sentence_transformers import (
-        SentenceTransformersSimilarityRanker,
-    )
-
+    weight = q.reranker.retrieval_weight
+    if weight is None:
+        weight = model_retrieval_weight(path) or 0.0
     info.reranked = True
     top = q.cut.max_keep if q.cut.enabled else q.top_k
-    return SentenceTransformersSimilarityRanker(model=path, top_k=top, scale_score=True)
+    return BlendedSimilarityRanker(
+        model=path,
+        top_k=top,
+        retrieval_weight=weight,
+        top_k_in=q.reranker.top_k_in,
+        backend=q.reranker.backend,
+    )

@@ -7,6 +7,7 @@ from benchmarks.results_page import (
     best_hybrid,
     build_page,
     dataset_section,
+    default_check,
     parse_reference_table,
     parse_scifact_baselines,
     verdict,
@@ -99,3 +100,19 @@ class TestBuildPage:
         saved = {"med": {**_results(0.6, 0.5, 0.65, 0.7), "dataset": "med"}}
         page, _ = build_page(["med"], saved=saved, command="python -m benchmarks.results_page --no-tune")
         assert "python -m benchmarks.results_page --no-tune\n" in page
+
+
+class TestDefaultCheck:
+    def test_pass_and_fail(self):
+        def results(default):
+            return {
+                "configs": {
+                    "default": {"metrics": {"nDCG@10": default}},
+                    "bm25": {"metrics": {"nDCG@10": 0.98}},
+                    "dense": {"metrics": {"nDCG@10": 0.24}},
+                }
+            }
+
+        assert default_check("cmrc2018", results(0.976))[0].endswith("pass")
+        assert default_check("cmrc2018", results(0.61))[0].endswith("FAIL")
+        assert default_check("x", {"configs": {"bm25": {"metrics": {"nDCG@10": 1.0}}}}) == []

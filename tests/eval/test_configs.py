@@ -84,9 +84,14 @@ class TestBuildConfigs:
         bm25_base = self.base.with_overrides(query={"mode": "bm25"})
         assert not build_configs(["default"], bm25_base)[0].needs_embeddings
 
+    def test_a_reranker_folder_without_a_model_is_an_error_not_a_skip(self, tmp_path):
+        (tmp_path / "notes.txt").write_text("not a model")
+        with pytest.raises(EvalError, match=r"--reranker: .*holds no model"):
+            build_configs(["hybrid-minmax+rerank"], self.base, reranker_model=str(tmp_path))
+
     def test_minmax_rerank_with_a_non_cross_encoder_is_an_error(self):
         # the bundled embedding model is a BertModel, not a sequence classifier
         from haygraph.retrieval.model_paths import bundled_model_path
 
-        with pytest.raises(EvalError, match=r"--reranker: .*not a cross-encoder.*train_reranker"):
+        with pytest.raises(EvalError, match=r"--reranker: .*not a cross-encoder.*haygraph train-reranker"):
             build_configs(["hybrid-minmax+rerank"], self.base, reranker_model=bundled_model_path())

@@ -1,0 +1,181 @@
+"""`OnnxCrossEncoder`: a local cross-encoder (sequence classifier) run with ONNX Runtime, fp32 or int8.
+
+Why our own and not sentence-transformers' ``CrossEncoder(backend="onnx")``: that backend needs
+`optimum-onnx`, which pins ``transformers<4.58`` while we run transformers 5 (the same reason as
+`haygraph.retrieval.onnx_encoder`). The classifier is exported once with `torch.onnx.export` from the
+local weights, optionally quantised with ONNX Runtime's `quantize_dynamic` (MatMul only, per channel),
+into ``<cache>/onnx/<hash of the model directory and its weights' mtime>``, so a retrained model in
+the same folder is exported again. Scores are the sigmoid of the single logit, as the torch ranker's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from haygraph.retrieval.errors import ModelUnavailableError
+
+logger = logging.getLogger(__name__)
+
+RERANKER_BACKENDS = ("torch", "onnx", "onnx-int8")
+"""Valid values of ``reranker.backend``."""
+
+_EXPORT_LOCK = threading.Lock()
+
+
+def export_dir_for(model_path: Path, cache_dir: Path) -> Path:
+    """The export folder of ``model_path``: keyed by its resolved path and its weights' modification time."""
+    weights = [p for p in (model_path / "model.safetensors", model_path / "pytorch_model.bin") if p.is_file()]
+    stamp = str(weights[0].stat().st_mtime_ns) if weights else ""
+    key = hashlib.sha256(f"{model_path.resolve()}|{stamp}".encode()).hexdigest()[:16]
+    return cache_dir / "onnx" / f"reranker-{key}"
+
+
+def export_classifier(model_path: Path, out_dir: Path, quantize: bool) -> Path:
+    """Export the sequence classifier at ``model_path`` to ``out_dir/model.onnx`` (and the int8 copy) once.
+
+    Writes to a temporary name and renames, so an interrupted export leaves no truncated model.
+    """
+    fp32 = out_dir / "model.onnx"
+    target = out_dir / "model_int8.onnx" if quantize else fp32
+    with _EXPORT_LOCK:
+        if target.is_file():
+            return target
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if not fp32.is_file():
+            import torch
+            from transformers import AutoModelForSequenceClassification
+
+            logger.info("exporting the reranker %s to ONNX in %s (once)", model_path, out_dir)
+            model = AutoModelForSequenceClassification.from_pretrained(str(model_path), local_files_only=True)
+            wrapped = _Logits(model.eval())
+            ids = torch.ones((2, 8), dtype=torch.long)
+            tmp = out_dir / f"model.onnx.{os.getpid()}.tmp"
+            axes = {0: "batch", 1: "sequence"}
+            with torch.no_grad():
+                torch.onnx.export(
+                    wrapped,
+                    (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+                    str(tmp),
+                    input_names=["input_ids", "attention_mask", "token_type_ids"],
+                    output_names=["logits"],
+                    dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes},
+                    opset_version=17,
+                    dynamo=False,
+                )
+            tmp.replace(fp32)
+        if quantize:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            tmp = out_dir / f"model_int8.onnx.{os.getpid()}.tmp"
+            quantize_dynamic(
+                str(fp32),
+                str(tmp),
+                weight_type=QuantType.QInt8,
+                op_types_to_quantize=["MatMul"],
+                per_channel=True,
+            )
+            tmp.replace(target)
+    return target
+
+
+def _Logits(model: Any) -> Any:
+    """Wrap a transformers classifier so it takes the three inputs by keyword and returns its logits."""
+    import torch
+
+    class Logits(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).logits
+
+    return Logits()
+
+
+def _max_length(model_path: Path, tokenizer: Any) -> int:
+    """The pair length the model was trained with, capped at 512.
+
+    ``max_seq_length`` (older sentence-transformers), else the tokenizer's ``model_max_length`` (where
+    sentence-transformers 6 saves it).
+    """
+    config = model_path / "sentence_bert_config.json"
+    if config.is_file():
+        saved = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
+        if saved:
+            return min(int(saved), 512)
+    return min(int(getattr(tokenizer, "model_max_length", 512) or 512), 512)
+
+
+class OnnxCrossEncoder:
+    """Scores (query, document) pairs with an exported ONNX copy of a local cross-encoder."""
+
+    def __init__(self, model_path: str, cache_dir: Path, quantize: bool = False, threads: int = 0) -> None:
+        self.model_path = Path(model_path)
+        self.cache_dir = cache_dir
+        self.quantize = quantize
+        self.threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._inputs: set[str] = set()
+        self._max_len = 512
+
+    def warm_up(self) -> None:
+        """Export (first time only) and load the ONNX model and the tokenizer (idempotent)."""
+        if self._session is not None:
+            return
+        try:
+            import onnxruntime as ort
+            from transformers import AutoTokenizer
+        except ImportError as exc:
+            raise ModelUnavailableError(
+                "reranker.backend 'onnx'/'onnx-int8' needs onnxruntime and onnx: pip install 'haygraph[onnx]'"
+            ) from exc
+        if not self.model_path.is_dir():
+            raise ModelUnavailableError(
+                f"reranker.backend onnx needs a local model directory, got {self.model_path}"
+            )
+        path = export_classifier(
+            self.model_path, export_dir_for(self.model_path, self.cache_dir), self.quantize
+        )
+        options = ort.SessionOptions()
+        if self.threads:
+            options.intra_op_num_threads = self.threads
+        # no busy-waiting between ops: on a shared, oversubscribed CPU spinning costs more than it saves
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._tokenizer = AutoTokenizer.from_pretrained(str(self.model_path), local_files_only=True)
+        self._max_len = _max_length(self.model_path, self._tokenizer)
+
+    def score(self, query: str, documents: list[str], batch_size: int = 32) -> np.ndarray:
+        """Sigmoid probabilities of (query, document) for every document, in input order."""
+        self.warm_up()
+        out = np.zeros(len(documents), dtype=np.float32)
+        order = sorted(range(len(documents)), key=lambda i: -len(documents[i]))  # similar lengths pad less
+        for start in range(0, len(order), batch_size):
+            part = order[start : start + batch_size]
+            enc = self._tokenizer(
+                [query] * len(part),
+                [documents[i] for i in part],
+                padding=True,
+                truncation="longest_first",
+                max_length=self._max_len,
+                return_tensors="np",
+            )
+            feeds = {k: np.asarray(v, dtype=np.int64) for k, v in enc.items() if k in self._inputs}
+            if "token_type_ids" in self._inputs and "token_type_ids" not in feeds:
+                feeds["token_type_ids"] = np.zeros_like(feeds["input_ids"])
+            logits = self._session.run(None, feeds)[0].reshape(len(part), -1)[:, 0]
+            out[part] = 1.0 / (1.0 + np.exp(-logits))
+        return out
