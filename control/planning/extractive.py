@@ -60,7 +60,8 @@ def _stem(word: str) -> str:
 def terms(text: str) -> dict[str, float]:
     """Return the weighted matching terms of a text (memoized: callers must not mutate the result).
 
-    English content words (lowercase, plural-stripped, stop words removed) weigh 2; Chinese
+    English content words (lowercase, plural-stripped, stop words removed; a hyphenated word also
+    without its hyphens) weigh 2; Chinese
     characters (minus function characters) weigh 1 and Chinese character bigrams 2.
     """
     low = text.lower()
@@ -68,6 +69,8 @@ def terms(text: str) -> dict[str, float]:
     for word in _EN_WORD.findall(low):
         if word not in _EN_STOP:
             out[_stem(word)] = 2.0
+            if "-" in word:  # "wi-fi" also matches "wifi", "e-mail" "email"
+                out[_stem(word.replace("-", ""))] = 2.0
     for run in CJK_RUN.findall(low):
         for ch in run:
             if ch not in _ZH_STOP:
@@ -215,7 +218,10 @@ def answer_units(text: str) -> list[str]:
 
 ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "duration": (
-        re.compile(r"\bhow long\b|多久|多长时间|几天|几周|几个月"),
+        re.compile(
+            r"\bhow long\b|\bhow much time\b|\bhow many (?:working |calendar |business )?"
+            r"(?:days|weeks|months|hours|years|minutes)\b|多久|多长时间|几天|几周|几个月|多少天|多少小时"
+        ),
         re.compile(
             r"\d+\s*(?:working\s+|calendar\s+|business\s+)?(?:days?|weeks?|months?|hours?|years?|minutes?)\b|\d+\s*(?:个)?(?:天|周|月|小时|年|分钟|工作日)"
         ),
