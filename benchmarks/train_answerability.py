@@ -18,7 +18,8 @@ retrieve again), so refitting after a feature change takes seconds.
 A scikit-learn `LogisticRegression` (balanced classes, no separate intercept: each language block has
 its own bias feature) is fitted; handbook rows weigh `--handbook-weight` (they are few and are the
 product's own kind of documents). The threshold is chosen on held-out probabilities (5-fold, grouped
-by case) as the one with the best macro balanced accuracy over protocol/language groups; those
+by case) as the one with the best macro weighted accuracy over protocol/language groups (refusing
+an unanswerable question weighs `--refusal-weight`, default 1, against answering one); those
 held-out rates are written with the weights. The weights are written as JSON (default: the shipped
 package data file).
 """
@@ -143,17 +144,23 @@ def group_rates(
     return out
 
 
-def best_threshold(examples: list[dict[str, Any]], prob: np.ndarray, y: np.ndarray) -> float:
-    """The threshold in [0.3, 0.7] with the best macro balanced accuracy over protocol/language groups.
+def best_threshold(
+    examples: list[dict[str, Any]], prob: np.ndarray, y: np.ndarray, refusal_weight: float = 1.0
+) -> float:
+    """The threshold in [0.3, 0.7] with the best macro weighted accuracy over protocol/language groups.
 
-    Each group (CMRC zh, SciFact en, handbook en, handbook zh) counts the same, so the many CMRC and
-    SciFact rows do not decide alone how the handbook's own kind of questions is treated. Ties: the
-    threshold nearest 0.5.
+    A group's score is (answered + `refusal_weight` * refused) / (1 + `refusal_weight`) (1: balanced
+    accuracy; more favours refusing — on the small handbook groups the optimum jumps to the top of
+    the range already at 1.5, so the default is 1). Each group (CMRC zh, SciFact en, handbook en, handbook zh) counts the same, so the many
+    CMRC and SciFact rows do not decide alone how the handbook's own kind of questions is treated.
+    Ties: the threshold nearest 0.5.
     """
     best, best_score = 0.5, -1.0
     for t in sorted(np.arange(0.3, 0.71, 0.02), key=lambda v: abs(v - 0.5)):
         rates = group_rates(examples, prob, y, float(t)).values()
-        score = float(np.nanmean([(g["answered"] + g["refused"]) / 2 for g in rates]))
+        score = float(
+            np.nanmean([(g["answered"] + refusal_weight * g["refused"]) / (1 + refusal_weight) for g in rates])
+        )
         if score > best_score + 1e-9:
             best, best_score = float(t), score
     return round(best, 2)
@@ -165,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cmrc-n", type=int, default=300, help="CMRC tune questions (default: 300)")
     parser.add_argument("--scifact-n", type=int, default=200, help="SciFact train claims (default: 200)")
     parser.add_argument("--handbook-weight", type=float, default=4.0, help="weight of a handbook row")
+    parser.add_argument(
+        "--refusal-weight", type=float, default=1.0, help="weight of refusing an unanswerable row (threshold)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", default="/tmp/haygraph-answerability", help="stores and rows are kept here")
     parser.add_argument("--out", default=str(WEIGHTS_FILE), help="weights JSON (default: the shipped file)")
@@ -190,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     y = np.array([int(r["label"]) for r in examples])
     w = np.array(weights)
     held_out = held_out_probabilities(examples, x, y, w)
-    threshold = best_threshold(examples, held_out, y)
+    threshold = best_threshold(examples, held_out, y, args.refusal_weight)
     clf = fit(x, y, w)
     data = {
         "weights": {n: round(float(v), 5) for n, v in zip(FEATURE_NAMES, clf.coef_[0], strict=True)},

@@ -5,7 +5,10 @@ Relevance alone tells "this chunk is about the question's topic"; a question who
 on-topic chunks. So the decision combines every signal the evidence carries, over the top
 `TOP_EVIDENCE` items:
 
-- ``relevance``: the best calibrated relevance, and the ``gap`` to the second (rank gap / score cliff);
+- ``relevance``: the best calibrated relevance, and ``lexical_relevance`` instead when the best item
+  was scored by BM25 alone (``meta["bm25_score"]`` without ``meta["dense_score"]``: bm25 mode, whose
+  calibration has a narrower scale — one weight for both scales let bm25-mode near misses through);
+  and the ``gap`` to the second (rank gap / score cliff);
 - ``idf_coverage``: the best BM25 idf-weighted query-term coverage (`Evidence.meta["term_coverage"]`);
 - ``coverage``: the best share of the question's weighted content terms (English words, Chinese
   characters and bigrams, `extractive.terms`) found in one chunk;
@@ -48,6 +51,7 @@ TOP_EVIDENCE = 3
 
 SIGNALS: tuple[str, ...] = (
     "relevance",
+    "lexical_relevance",
     "gap",
     "idf_coverage",
     "coverage",
@@ -157,8 +161,10 @@ def answerability_signals(question: str, evidence: Sequence[Evidence]) -> dict[s
     entities = key_entities(question)
     joined = " ".join(" ".join(e.text.split()).lower() for e in top)
     idf = [float(e.meta.get("term_coverage", 0.0) or 0.0) for e in top]
+    lexical = "bm25_score" in top[0].meta and "dense_score" not in top[0].meta
     return {
-        "relevance": keys[0],
+        "relevance": 0.0 if lexical else keys[0],
+        "lexical_relevance": keys[0] if lexical else 0.0,
         "gap": keys[0] - (keys[1] if len(keys) > 1 else 0.0),
         "idf_coverage": max(idf),
         "coverage": max(term_share(q_terms, e.text) for e in top),
