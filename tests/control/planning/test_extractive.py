@@ -222,7 +222,8 @@ class TestStructuredUnits:
         assert result.answer.startswith("Annual leave is 12 working days")
 
     def test_hyphenated_words_match_their_joined_form(self) -> None:
-        assert "wifi" in terms("The Wi-Fi network") and "wi-fi" in terms("The Wi-Fi network")
+        assert {"wi-fi", "wifi", "wi", "fi"} <= set(terms("The Wi-Fi network"))
+        assert {"nwh-guest", "nwhguest", "guest"} <= set(terms("NWH-Guest"))
         evidence = [
             Evidence(id="e1", text="Never connect routers to the office network.", score=0.9, relevance=0.9),
             Evidence(id="e2", text="Guest Wi-Fi network: NWH-Guest.", score=0.8, relevance=0.8),
