@@ -151,15 +151,18 @@ def best_threshold(
 
     A group's score is (answered + `refusal_weight` * refused) / (1 + `refusal_weight`) (1: balanced
     accuracy; more favours refusing — on the small handbook groups the optimum jumps to the top of
-    the range already at 1.5, so the default is 1). Each group (CMRC zh, SciFact en, handbook en, handbook zh) counts the same, so the many
-    CMRC and SciFact rows do not decide alone how the handbook's own kind of questions is treated.
+    the range already at 1.5, so the default is 1). Each group (CMRC zh, SciFact en, handbook en,
+    handbook zh) counts the same, so the many CMRC and SciFact rows do not decide alone how the
+    handbook's own kind of questions is treated.
     Ties: the threshold nearest 0.5.
     """
     best, best_score = 0.5, -1.0
     for t in sorted(np.arange(0.3, 0.71, 0.02), key=lambda v: abs(v - 0.5)):
         rates = group_rates(examples, prob, y, float(t)).values()
         score = float(
-            np.nanmean([(g["answered"] + refusal_weight * g["refused"]) / (1 + refusal_weight) for g in rates])
+            np.nanmean(
+                [(g["answered"] + refusal_weight * g["refused"]) / (1 + refusal_weight) for g in rates]
+            )
         )
         if score > best_score + 1e-9:
             best, best_score = float(t), score

@@ -323,8 +323,9 @@ def extractive_answer(
 
     Units (`answer_units`: sentences verbatim except that hard-wrapped lines are joined, table rows
     quoted with their header, FAQ pairs without markers) are ranked by idf-weighted term overlap
-    with the query (plus `HEADING_SHARE` of the query terms only their chunk's heading path holds), times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first,
-    earlier sentence first); those scoring at least half of the best are kept. If no sentence shares a
+    with the query (plus `HEADING_SHARE` of the query terms only their chunk's heading path holds),
+    times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first, earlier
+    sentence first); those scoring at least half of the best are kept. If no sentence shares a
     term with the query, the first sentence of the best chunk is used (the chunk passed the relevance check).
     Each sentence is followed by " [evidence id]". Instruction-like spans of the evidence
     (`haygraph.control.planning.injection`) are never candidates: evidence is data, never quoted as an

@@ -429,14 +429,16 @@ class TestAnswerabilityDecision:
         # the question that shares only "annual" with it (a parking fee it never states) is refused.
         leave = ev(
             "leave.md::1",
-            "| Continuous service | Annual leave per year |\n|---|---|\n| Less than 3 years | 12 working days |\n"
-            "| 10 years or more | 20 working days |",
+            "| Continuous service | Annual leave per year |\n|---|---|\n"
+            "| Less than 3 years | 12 working days |\n| 10 years or more | 20 working days |",
             0.9,
         )
         answered = run("How many days of annual leave do I get?", retriever=KeywordRetriever([leave]))
         assert answered["status"] == "completed" and answered["evidence_ids"] == ["leave.md::1"]
         assert "12 working days" in answered["answer"]
-        refused = run("How much is the annual parking fee in the garage?", retriever=KeywordRetriever([leave]))
+        refused = run(
+            "How much is the annual parking fee in the garage?", retriever=KeywordRetriever([leave])
+        )
         assert [e.id for e in refused["evidence"]] == ["leave.md::1"]  # retrieved, then refused
         assert refused["status"] == "insufficient_evidence" and refused["evidence_ids"] == []
 
