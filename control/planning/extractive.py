@@ -21,7 +21,8 @@ _EN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 _STOP_WORDS = (
     "a an and are as at be been but by can could do does for from has have how i if in into is it its "
     "me my of on or our please should so than that the their them then there these they this to was "
-    "we what when where which who why will with would you your about tell know"
+    "we what when where which who why will with would you your about tell know "
+    "many much get got per i'm i've i'd it's what's"
 )
 _EN_STOP = frozenset(_STOP_WORDS.split(" "))
 _ZH_STOP = frozenset("的了是吗呢吧啊呀么什怎我你您他她它们在有和与及或请问一下个这那哪")

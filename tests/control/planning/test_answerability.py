@@ -64,11 +64,11 @@ class TestSignals:
         spread = ev(3, "Parking is not offered.\n\nEach month the office runs a bike day.", 0.6)
         good = answerability_signals("How many days of annual leave", [LEAVE])
         bad = answerability_signals("How much does parking cost per month", [spread])
-        # question terms many, day, annual, leave (2 each); "many" is in no unit: 6 / 8
-        assert good["unit_coverage"] == pytest.approx(0.75) and good["type_missing"] == 0.0
-        # much, parking, cost, per, month (2 each): the chunk holds parking and month (4 / 10),
-        # but no single unit holds both (2 / 10)
-        assert bad["unit_coverage"] == pytest.approx(0.2) and bad["coverage"] == pytest.approx(0.4)
+        # question terms day, annual, leave (2 each; "how many" is question scaffolding): all in one unit
+        assert good["unit_coverage"] == pytest.approx(1.0) and good["type_missing"] == 0.0
+        # parking, cost, month (2 each): the chunk holds parking and month (4 / 6), but no single
+        # unit holds both (2 / 6)
+        assert bad["unit_coverage"] == pytest.approx(1 / 3) and bad["coverage"] == pytest.approx(2 / 3)
         assert bad["type_missing"] == 1.0  # "how much" asks for a number; no unit sharing a term holds one
 
     def test_features_are_blended_by_language(self) -> None:
