@@ -177,8 +177,8 @@ def answerability_signals(question: str, evidence: Sequence[Evidence]) -> dict[s
 
 def unit_signals(question: str, q_terms: dict[str, float], top: Sequence[Evidence]) -> dict[str, float]:
     """``unit_coverage`` and ``type_missing`` over the answer units of `top` (see the module docstring)."""
-    shares = [term_share(q_terms, unit) for e in top for unit in answer_units(e.text)]
     units = [unit for e in top for unit in answer_units(e.text)]
+    shares = [term_share(q_terms, unit) for unit in units]
     best = max(shares, default=0.0)
     kind = asked_type(question)
     sharing = [u for u, share in zip(units, shares, strict=True) if share > 0]
