@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Retriever
 from haygraph.control.graph.deadlines import check_timeout
-from haygraph.control.planning.answerability import AnswerabilityModel
+from haygraph.control.planning.answerability import AnswerabilityModel, shipped_model
 from haygraph.control.planning.model_mode import ModelMode, resolve_model_mode
 from haygraph.control.tools.executor import ContractToolExecutor
 from haygraph.control.tools.registry import ToolRegistry
@@ -55,11 +55,11 @@ class Context:
     min_evidence_relevance: float | None = None
     """Relevance an evidence item needs to be usable for the answer; None = `relevance_threshold`."""
 
-    answerability: AnswerabilityModel | None = None
+    answerability: AnswerabilityModel | None = field(default_factory=shipped_model)
     """The evaluate step's answerability decision (`haygraph.control.planning.answerability`): below
-    its threshold the turn expands, then refuses with `insufficient_evidence`. None (default for now:
-    the shipped weights over-refuse paraphrased handbook questions, see the README) = decide on
-    `relevance_threshold` alone; `shipped_model()` = the weights shipped with the package."""
+    its threshold the turn expands, then refuses with `insufficient_evidence`. Default: the weights
+    shipped with the package (`shipped_model()`, loaded once on first use); None = decide on
+    `relevance_threshold` alone (the older heuristic)."""
 
     max_retries: int = 1
     """Maximum expansions per turn (the evaluate/expand loop bound)."""

@@ -5,14 +5,22 @@ Relevance alone tells "this chunk is about the question's topic"; a question who
 on-topic chunks. So the decision combines every signal the evidence carries, over the top
 `TOP_EVIDENCE` items:
 
-- ``relevance``: the best calibrated relevance, and the ``gap`` to the second (rank gap / score cliff);
+- ``relevance``: the best calibrated relevance, and ``lexical_relevance`` instead when the best item
+  was scored by BM25 alone (``meta["bm25_score"]`` without ``meta["dense_score"]``: bm25 mode, whose
+  calibration has a narrower scale — one weight for both scales let bm25-mode near misses through);
+  and the ``gap`` to the second (rank gap / score cliff);
 - ``idf_coverage``: the best BM25 idf-weighted query-term coverage (`Evidence.meta["term_coverage"]`);
 - ``coverage``: the best share of the question's weighted content terms (English words, Chinese
   characters and bigrams, `extractive.terms`) found in one chunk;
 - ``span``: the longest stretch of the question (letters and digits only) found verbatim in a chunk,
   as a share of the question — questions written against a passage copy its phrases;
 - ``entities``: the share of the question's key entities (titles in 《》, quoted terms, numbers,
-  dates, capitalized names, Latin terms in Chinese text) found in the chunks, and ``has_entities``.
+  dates, capitalized names, Latin terms in Chinese text) found in the chunks, and ``has_entities``;
+- ``unit_coverage``: the best share of the question's weighted terms found in one answer unit (a
+  sentence, a table row with its header, an FAQ pair: `extractive.answer_units`) — a near miss
+  spreads the question's words over a section, an answer holds them in one place;
+- ``type_missing``: 1 when the question asks for a type (number, duration, date, name, place:
+  `extractive.asked_type`) and none of the units that share its terms holds one, else 0.
 
 A logistic model with one weight block per language (blended by the question's CJK share, as
 `haygraph.retrieval.relevance` does) maps them to a probability. Its weights ship as package data
@@ -36,19 +44,22 @@ from pathlib import Path
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Evidence, evidence_key
 from haygraph.control.language import CJK_RANGES
-from haygraph.control.planning.extractive import terms
+from haygraph.control.planning.extractive import answer_units, asked_type, holds_type, terms
 
 TOP_EVIDENCE = 3
 """How many of the best evidence items the signals look at."""
 
 SIGNALS: tuple[str, ...] = (
     "relevance",
+    "lexical_relevance",
     "gap",
     "idf_coverage",
     "coverage",
     "span",
     "entities",
     "has_entities",
+    "unit_coverage",
+    "type_missing",
 )
 """Per-question signals, in feature order within each language block (each block ends with a bias)."""
 
@@ -150,15 +161,29 @@ def answerability_signals(question: str, evidence: Sequence[Evidence]) -> dict[s
     entities = key_entities(question)
     joined = " ".join(" ".join(e.text.split()).lower() for e in top)
     idf = [float(e.meta.get("term_coverage", 0.0) or 0.0) for e in top]
+    lexical = "bm25_score" in top[0].meta and "dense_score" not in top[0].meta
     return {
-        "relevance": keys[0],
+        "relevance": 0.0 if lexical else keys[0],
+        "lexical_relevance": keys[0] if lexical else 0.0,
         "gap": keys[0] - (keys[1] if len(keys) > 1 else 0.0),
         "idf_coverage": max(idf),
         "coverage": max(term_share(q_terms, e.text) for e in top),
         "span": max(longest_shared_span(question, e.text) for e in top) / squashed,
         "entities": (sum(1 for x in entities if x in joined) / len(entities)) if entities else 1.0,
         "has_entities": 1.0 if entities else 0.0,
+        **unit_signals(question, q_terms, top),
     }
+
+
+def unit_signals(question: str, q_terms: dict[str, float], top: Sequence[Evidence]) -> dict[str, float]:
+    """``unit_coverage`` and ``type_missing`` over the answer units of `top` (see the module docstring)."""
+    units = [unit for e in top for unit in answer_units(e.text)]
+    shares = [term_share(q_terms, unit) for unit in units]
+    best = max(shares, default=0.0)
+    kind = asked_type(question)
+    sharing = [u for u, share in zip(units, shares, strict=True) if share > 0]
+    missing = kind is not None and not any(holds_type(kind, u) for u in sharing)
+    return {"unit_coverage": best, "type_missing": 1.0 if missing else 0.0}
 
 
 def answerability_features(question: str, signals: dict[str, float]) -> tuple[float, ...]:

@@ -21,7 +21,8 @@ _EN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 _STOP_WORDS = (
     "a an and are as at be been but by can could do does for from has have how i if in into is it its "
     "me my of on or our please should so than that the their them then there these they this to was "
-    "we what when where which who why will with would you your about tell know"
+    "we what when where which who why will with would you your about tell know "
+    "many much get got per i'm i've i'd it's what's"
 )
 _EN_STOP = frozenset(_STOP_WORDS.split(" "))
 _ZH_STOP = frozenset("的了是吗呢吧啊呀么什怎我你您他她它们在有和与及或请问一下个这那哪")
@@ -60,7 +61,8 @@ def _stem(word: str) -> str:
 def terms(text: str) -> dict[str, float]:
     """Return the weighted matching terms of a text (memoized: callers must not mutate the result).
 
-    English content words (lowercase, plural-stripped, stop words removed) weigh 2; Chinese
+    English content words (lowercase, plural-stripped, stop words removed; a hyphenated word also
+    without its hyphens and as its parts) weigh 2; Chinese
     characters (minus function characters) weigh 1 and Chinese character bigrams 2.
     """
     low = text.lower()
@@ -68,6 +70,11 @@ def terms(text: str) -> dict[str, float]:
     for word in _EN_WORD.findall(low):
         if word not in _EN_STOP:
             out[_stem(word)] = 2.0
+            if "-" in word:  # "wi-fi" also matches "wifi"; "nwh-guest" also "guest"
+                out[_stem(word.replace("-", ""))] = 2.0
+                for part in word.split("-"):
+                    if len(part) > 1 and part not in _EN_STOP:
+                        out.setdefault(_stem(part), 2.0)
     for run in CJK_RUN.findall(low):
         for ch in run:
             if ch not in _ZH_STOP:
@@ -215,7 +222,10 @@ def answer_units(text: str) -> list[str]:
 
 ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "duration": (
-        re.compile(r"\bhow long\b|多久|多长时间|几天|几周|几个月"),
+        re.compile(
+            r"\bhow long\b|\bhow much time\b|\bhow many (?:working |calendar |business )?"
+            r"(?:days|weeks|months|hours|years|minutes)\b|多久|多长时间|几天|几周|几个月|多少天|多少小时"
+        ),
         re.compile(
             r"\d+\s*(?:working\s+|calendar\s+|business\s+)?(?:days?|weeks?|months?|hours?|years?|minutes?)\b|\d+\s*(?:个)?(?:天|周|月|小时|年|分钟|工作日)"
         ),
@@ -270,6 +280,28 @@ def sentence_score(
     return sum(weight * (idf or {}).get(term, 1.0) for term, weight in query_terms.items() if term in found)
 
 
+HEADING_SHARE = 0.5
+"""Share of a query term's weight a unit gets when the term is in its chunk's heading path, not in it."""
+
+
+def heading_score(
+    query_terms: dict[str, float], heading: str, sentence: str, idf: dict[str, float] | None = None
+) -> float:
+    """`sentence_score` of the query terms found in `heading` but not in `sentence` itself.
+
+    A heading names what its section's sentences are about ("Wi-Fi" above "NWH-Guest: for visitors"),
+    so a unit inherits those terms, at `HEADING_SHARE` of their weight.
+    """
+    if not heading:
+        return 0.0
+    in_heading, in_sentence = terms(heading), terms(sentence)
+    return sum(
+        weight * (idf or {}).get(term, 1.0)
+        for term, weight in query_terms.items()
+        if term in in_heading and term not in in_sentence
+    )
+
+
 def candidate_idf(query_terms: dict[str, float], sentences: list[str]) -> dict[str, float]:
     """Inverse document frequency of each query term among the candidate sentences, ln(1 + N / df).
 
@@ -292,8 +324,9 @@ def extractive_answer(
 
     Units (`answer_units`: sentences verbatim except that hard-wrapped lines are joined, table rows
     quoted with their header, FAQ pairs without markers) are ranked by idf-weighted term overlap
-    with the query, times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first,
-    earlier sentence first); those scoring at least half of the best are kept. If no sentence shares a
+    with the query (plus `HEADING_SHARE` of the query terms only their chunk's heading path holds),
+    times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first, earlier
+    sentence first); those scoring at least half of the best are kept. If no sentence shares a
     term with the query, the first sentence of the best chunk is used (the chunk passed the relevance check).
     Each sentence is followed by " [evidence id]". Instruction-like spans of the evidence
     (`haygraph.control.planning.injection`) are never candidates: evidence is data, never quoted as an
@@ -307,11 +340,16 @@ def extractive_answer(
         for rank, item in enumerate(evidence[:max_evidence])
         for pos, sentence in enumerate(answer_units(strip_instructions(item.text)))
     ]
+    headings = [" ".join(item.heading_path) for item in evidence[:max_evidence]]
     idf = candidate_idf(query_terms, [c[2] for c in candidates])
     kind = asked_type(query)
     scored: list[tuple[float, int, int, str, str]] = [
         (
-            sentence_score(query_terms, sentence, idf) * (TYPE_BONUS if holds_type(kind, sentence) else 1.0),
+            (
+                sentence_score(query_terms, sentence, idf)
+                + HEADING_SHARE * heading_score(query_terms, headings[rank], sentence, idf)
+            )
+            * (TYPE_BONUS if holds_type(kind, sentence) else 1.0),
             rank,
             pos,
             sentence,

@@ -67,23 +67,19 @@ class TestBadInput:
             "Quelle est la politique de remboursement des frais de taxi ?",  # French
             "Сколько дней ежегодного отпуска мне положено?",  # Russian
             "年次有給休暇は何日もらえますか？",  # Japanese (kana)
+            "Wie viele Tage Jahresurlaub bekomme ich?",  # German (Latin script, no English content words)
             "How many vacation days does Contoso Pharmaceuticals give its interns?",  # absent entity
             "《红楼梦》的作者是谁？",  # a title the handbook never mentions
         ],
     )
     def test_never_a_confident_answer(self, handbook_store: Path, question: str) -> None:
-        agent = build_agent(handbook_store, answerability=shipped_model())
+        agent = build_agent(handbook_store)  # the default agent: the shipped decision is on
         result = agent.ask(question, thread_id="bad-input")
         assert result["status"] in REFUSED, (result["status"], result["answer"])
         assert result["evidence_ids"] == []
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="known gap (issue 10): the decision scores it 0.556 against the 0.56 threshold and the "
-        "carry-over sentence ties with the entitlement table in the extractive ranking",
-    )
     def test_the_headline_question_gets_the_entitlement(self, handbook_store: Path) -> None:
-        agent = build_agent(handbook_store, answerability=shipped_model())
+        agent = build_agent(handbook_store)  # the default agent, as the README shows it
         result = agent.ask("How many days of annual leave do I get?")
         assert result["status"] == "completed"
         first = result["answer"].split(" [")[0]

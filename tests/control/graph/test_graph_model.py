@@ -165,6 +165,11 @@ class TestModelFailures:
             expected.evidence_ids,
         )
         assert state["evidence_ids"] == ["hr.md::leave"]
+        # each fallback is recorded in the result with its reason
+        routing, rewriting, answering = state["notes"]
+        assert routing.startswith("model routing failed (ValidationError") and "'dance'" in routing
+        assert rewriting.startswith("model rewriting failed (ModelOutputError: expected RewrittenQueries")
+        assert "GroundedAnswer" in answering and answering.endswith("answered extractively")
 
     def test_model_exceptions_degrade_not_crash(self) -> None:
         model = ScriptedChatModel(script=[RuntimeError("rate limited")] * 3)

@@ -11,7 +11,7 @@ from haygraph.control.evidence import Evidence
 from haygraph.control.graph import build_graph
 from haygraph.control.graph.checkpointers import memory_checkpointer
 from haygraph.control.graph.context import Context
-from haygraph.control.planning.answerability import AnswerabilityModel
+from haygraph.control.planning.answerability import AnswerabilityModel, shipped_model
 from haygraph.control.texts import INSUFFICIENT_EVIDENCE
 from haygraph.control.tools.types import ToolCall, ToolResult
 from tests.control.graph_helpers import (
@@ -419,6 +419,28 @@ class TestAnswerabilityDecision:
         always = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
         state = run("what is it", retriever=retriever, answerability=always, max_retries=0)
         assert state["answerable"] == 0.0 and state["status"] == "insufficient_evidence"
+
+    def test_the_shipped_decision_is_the_default(self) -> None:
+        assert Context().answerability is shipped_model()
+        assert Context(answerability=None).answerability is None  # the older relevance-only heuristic
+
+    def test_default_decision_answers_the_fact_and_refuses_the_near_miss(self) -> None:
+        # The same retrieved chunk (relevance 0.9) for both questions: the entitlement is answered;
+        # the question that shares only "annual" with it (a parking fee it never states) is refused.
+        leave = ev(
+            "leave.md::1",
+            "| Continuous service | Annual leave per year |\n|---|---|\n"
+            "| Less than 3 years | 12 working days |\n| 10 years or more | 20 working days |",
+            0.9,
+        )
+        answered = run("How many days of annual leave do I get?", retriever=KeywordRetriever([leave]))
+        assert answered["status"] == "completed" and answered["evidence_ids"] == ["leave.md::1"]
+        assert "12 working days" in answered["answer"]
+        refused = run(
+            "How much is the annual parking fee in the garage?", retriever=KeywordRetriever([leave])
+        )
+        assert [e.id for e in refused["evidence"]] == ["leave.md::1"]  # retrieved, then refused
+        assert refused["status"] == "insufficient_evidence" and refused["evidence_ids"] == []
 
     def test_bad_answerability_setting_is_a_config_error(self) -> None:
         with pytest.raises(ConfigError, match="answerability must be an AnswerabilityModel"):

@@ -58,6 +58,19 @@ class TestSignals:
         assert good["entities"] == 0.0 and good["has_entities"] == 1.0  # "4" is not in the evidence
         assert bad["has_entities"] == 0.0 and bad["entities"] == 1.0
 
+    def test_unit_signals_look_at_one_answer_unit(self) -> None:
+        # One sentence holds "annual", "leave" and a number of days; the near miss spreads
+        # "parking" and "month" over a chunk that never names a price.
+        spread = ev(3, "Parking is not offered.\n\nEach month the office runs a bike day.", 0.6)
+        good = answerability_signals("How many days of annual leave", [LEAVE])
+        bad = answerability_signals("How much does parking cost per month", [spread])
+        # question terms day, annual, leave (2 each; "how many" is question scaffolding): all in one unit
+        assert good["unit_coverage"] == pytest.approx(1.0) and good["type_missing"] == 0.0
+        # parking, cost, month (2 each): the chunk holds parking and month (4 / 6), but no single
+        # unit holds both (2 / 6)
+        assert bad["unit_coverage"] == pytest.approx(1 / 3) and bad["coverage"] == pytest.approx(2 / 3)
+        assert bad["type_missing"] == 1.0  # "how much" asks for a number; no unit sharing a term holds one
+
     def test_features_are_blended_by_language(self) -> None:
         signals = answerability_signals("年假有几天", [LEAVE])
         features = answerability_features("年假有几天", signals)

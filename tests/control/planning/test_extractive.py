@@ -202,11 +202,34 @@ class TestStructuredUnits:
     def test_asked_type(self) -> None:
         assert asked_type("How long does a refund take?") == "duration"
         assert asked_type("By when must I use carried-over days?") == "date"
-        assert asked_type("How many days of leave do I get?") == "number"
+        assert asked_type("How many days of leave do I get?") == "duration"  # a count of days
+        assert asked_type("How many laptops can I order?") == "number"
         assert asked_type("Who approves my claim?") == "name"
         assert asked_type("在哪里领取工牌") == "place"
         assert asked_type("Tell me about the leave policy") is None
         assert holds_type("date", "by 31 March") and not holds_type("date", "by the end")
+
+    def test_how_many_days_prefers_a_duration_to_a_date(self) -> None:
+        # Both units share "annual", "leave", "day"; only the second holds a number of days ("1 January"
+        # is a date), so it leads: "how many days" asks for a duration, not for any digit.
+        text = (
+            "Annual leave days are counted from 1 January of the leave year.\n\n"
+            "Annual leave is 12 working days a year for every employee."
+        )
+        evidence = [Evidence(id="e1", text=text, score=0.9, relevance=0.9)]
+        result = extractive_answer("How many days of annual leave do I get", evidence)
+        assert result is not None
+        assert result.answer.startswith("Annual leave is 12 working days")
+
+    def test_hyphenated_words_match_their_joined_form(self) -> None:
+        assert {"wi-fi", "wifi", "wi", "fi"} <= set(terms("The Wi-Fi network"))
+        assert {"nwh-guest", "nwhguest", "guest"} <= set(terms("NWH-Guest"))
+        evidence = [
+            Evidence(id="e1", text="Never connect routers to the office network.", score=0.9, relevance=0.9),
+            Evidence(id="e2", text="Guest Wi-Fi network: NWH-Guest.", score=0.8, relevance=0.8),
+        ]
+        result = extractive_answer("What is the guest wifi network", evidence)
+        assert result is not None and result.evidence_ids[0] == "e2"
 
     def test_unit_with_the_asked_type_wins_a_tie(self) -> None:
         evidence = [

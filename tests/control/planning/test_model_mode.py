@@ -117,7 +117,7 @@ class TestJsonCall:
 
 
 GRAPH = build_graph()
-QUESTION = "How many vacation days do I get?"
+QUESTION = "How many days of annual leave do I get?"
 
 
 def run_turn(model: BaseChatModel) -> dict[str, Any]:
