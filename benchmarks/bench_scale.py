@@ -242,8 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\nlatency ms p50 / p95 (excl. query embedding)")
     print(f"{'chunks':>7s} " + " ".join(f"{k:>22s}" for k in rows[0]["latency_ms"]))
     for r in rows:
-        cells = [f"{v[0]:9.2f} / {v[1]:<9.2f}" for v in r["latency_ms"].values()]
-        print(f"{r['size']:7d} " + " ".join(f"{c:>22s}" for c in cells))
+        lat_cells = [f"{v[0]:9.2f} / {v[1]:<9.2f}" for v in r["latency_ms"].values()]
+        print(f"{r['size']:7d} " + " ".join(f"{c:>22s}" for c in lat_cells))
     print("\nstore files (MB) at the largest size:", rows[-1]["files_mb"])
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")

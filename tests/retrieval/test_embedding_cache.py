@@ -64,7 +64,7 @@ class TestCachedDocumentEmbedder:
         second = second_embedder.run(documents=docs)["documents"]
         assert fake_model.calls == [["beta gamma", "alpha"]]  # no new model call
         assert second_embedder.stats == {"cached": 2, "embedded": 0}
-        assert second_embedder._embedder is None  # all cached: no model created, sentence-transformers untouched
+        assert second_embedder._embedder is None  # all cached: no model, sentence-transformers untouched
         assert [d.embedding.tolist() for d in second] == [d.embedding.tolist() for d in first]
         assert [d.embedding.tolist() for d in first] == [[5.0, 1.0], [10.0, 1.0]]  # back in input order
         assert [d.meta for d in second] == [{"n": 0}, {"n": 1}]

@@ -137,7 +137,7 @@ class TestQueryMemo:
 
 @pytest.mark.integration
 def test_remembered_batch_matches_single_query_embeddings():
-    """With the real bundled model, a batched (padded) embedding is the single-query one to float precision."""
+    """With the real bundled model, a batched (padded) embedding equals the single-query one."""
     import numpy as np
 
     texts = ["annual leave entitlement", "How do I claim travel expenses after a trip abroad?", "试用期"]

@@ -6,7 +6,6 @@ import pytest
 from haystack import Document
 from haystack.document_stores.types import DuplicatePolicy
 
-import haygraph.retrieval.store as store_module
 from haygraph.retrieval import store_files
 from haygraph.retrieval.bm25_index import BM25Index
 from haygraph.retrieval.errors import (
