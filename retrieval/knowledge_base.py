@@ -18,7 +18,7 @@ from haystack import Document, Pipeline
 from haygraph.retrieval.bm25_index import BM25Index
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.converters import read_beir_corpus
-from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
+from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder, cache_model_key
 from haygraph.retrieval.errors import (
     ArgumentError,
     ConfigError,
@@ -433,13 +433,27 @@ class KnowledgeBase:
 
     def _check_compatible(self) -> None:
         """Refuse to add embeddings of one model to a store built with another (called under the lock)."""
-        saved = ((self.store.meta.get("config") or {}).get("embedder") or {}).get("model")
-        wanted = self.config.embedder.model
+        embedder = (self.store.meta.get("config") or {}).get("embedder") or {}
+        saved, wanted = embedder.get("model"), self.config.embedder.model
+        fix = (
+            "open it with its own settings (KnowledgeBase.open / no --config), or index into a new directory"
+        )
         if saved and saved != wanted and self.store.count_documents():
             raise ConfigError(
                 f"store {self.store.path} was built with embedder.model {saved!r}, but this config uses "
-                f"{wanted!r}; open it with its own settings (KnowledgeBase.open / no --config), or index "
-                "into a new directory"
+                f"{wanted!r}; {fix}"
+            )
+        # int8 vectors differ from fp32 ones (torch and ONNX fp32 give the same vectors): never mix them
+        saved_backend = embedder.get("backend", "torch")
+        wanted_backend = self.config.embedder.backend
+        if (
+            saved
+            and self.store.count_documents()
+            and cache_model_key(wanted, saved_backend) != cache_model_key(wanted, wanted_backend)
+        ):
+            raise ConfigError(
+                f"store {self.store.path} was built with embedder.backend {saved_backend!r}, whose vectors "
+                f"differ from {wanted_backend!r}'s; {fix}"
             )
 
     def remove_sources(

@@ -298,3 +298,13 @@ class TestWriters:
         other = RetrievalConfig(embedder={"model": "some/other-model"})
         with pytest.raises(ConfigError, match=r"was built with embedder\.model 'all-MiniLM-L6-v2'"):
             KnowledgeBase(other, tmp_path / "kb").index([docs])
+
+    def test_int8_vectors_are_not_mixed_into_an_fp32_store(self, tmp_path, docs):
+        KnowledgeBase(store_dir=tmp_path / "kb").index([docs / "pets.md"])
+        int8 = RetrievalConfig(embedder={"backend": "onnx-int8"})
+        with pytest.raises(ConfigError, match=r"embedder\.backend 'torch'.*differ from 'onnx-int8'"):
+            KnowledgeBase(int8, tmp_path / "kb").index([docs / "parking.md"])
+        # ONNX fp32 gives the torch vectors: the check lets it through (it fails later only if
+        # onnxruntime is missing, which is not what this test is about)
+        fp32 = RetrievalConfig(embedder={"backend": "onnx"})
+        KnowledgeBase(fp32, tmp_path / "kb")._check_compatible()
