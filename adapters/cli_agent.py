@@ -88,7 +88,10 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_serve_mcp)
 
     p = sub.add_parser("demo", help="index the bundled handbook and run a scripted conversation")
-    p.add_argument("--store", help="where to keep the demo store (default: <cache dir>/demo-store)")
+    p.add_argument(
+        "--store",
+        help="where to keep the demo store (default: <cache dir>/demo-store/<id of this checkout>)",
+    )
     p.set_defaults(func=cmd_demo)
 
 
@@ -256,14 +259,28 @@ DEMO_TURNS: tuple[tuple[str, str], ...] = (
 )
 
 
+def default_demo_store() -> Path:
+    """`<cache dir>/demo-store/<hash of the sample handbook's path>`: one demo store per installed copy.
+
+    Source ids are paths relative to the indexed folder, and a store refuses a second folder holding the
+    same ids; one shared demo store therefore made `make demo` fail in a second checkout (or a moved one).
+    """
+    import hashlib
+
+    from haygraph.retrieval import sample_handbook_path
+    from haygraph.retrieval.embedding_cache import default_cache_dir
+
+    key = hashlib.sha256(str(Path(sample_handbook_path()).resolve()).encode()).hexdigest()[:12]
+    return default_cache_dir() / "demo-store" / key
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """Index the bundled handbook, show ranked retrieval, then a scripted conversation over every route."""
     from haygraph.adapters.agent import build_agent
     from haygraph.retrieval import sample_handbook_path
-    from haygraph.retrieval.embedding_cache import default_cache_dir
     from haygraph.retrieval.knowledge_base import KnowledgeBase
 
-    store = Path(args.store) if args.store else default_cache_dir() / "demo-store"
+    store = Path(args.store) if args.store else default_demo_store()
     print(f"== Indexing the sample handbook ({sample_handbook_path()}) into {store}")
     kb = KnowledgeBase.open(store) if (store / "CURRENT").is_file() else KnowledgeBase(store_dir=store)
     report = kb.index([sample_handbook_path()], progress=True)
