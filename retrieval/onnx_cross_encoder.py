@@ -13,21 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from haygraph.retrieval.errors import ModelUnavailableError
+from haygraph.retrieval.onnx_encoder import export_model
 
 logger = logging.getLogger(__name__)
 
 RERANKER_BACKENDS = ("torch", "onnx", "onnx-int8")
 """Valid values of ``reranker.backend``."""
-
-_EXPORT_LOCK = threading.Lock()
 
 
 def export_dir_for(model_path: Path, cache_dir: Path) -> Path:
@@ -41,66 +38,17 @@ def export_dir_for(model_path: Path, cache_dir: Path) -> Path:
 def export_classifier(model_path: Path, out_dir: Path, quantize: bool) -> Path:
     """Export the sequence classifier at ``model_path`` to ``out_dir/model.onnx`` (and the int8 copy) once.
 
-    Writes to a temporary name and renames, so an interrupted export leaves no truncated model.
+    The same export as the embedding model's (`haygraph.retrieval.onnx_encoder.export_model`), returning
+    the logits.
     """
-    fp32 = out_dir / "model.onnx"
-    target = out_dir / "model_int8.onnx" if quantize else fp32
-    with _EXPORT_LOCK:
-        if target.is_file():
-            return target
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if not fp32.is_file():
-            import torch
-            from transformers import AutoModelForSequenceClassification
 
-            logger.info("exporting the reranker %s to ONNX in %s (once)", model_path, out_dir)
-            model = AutoModelForSequenceClassification.from_pretrained(str(model_path), local_files_only=True)
-            wrapped = _Logits(model.eval())
-            ids = torch.ones((2, 8), dtype=torch.long)
-            tmp = out_dir / f"model.onnx.{os.getpid()}.tmp"
-            axes = {0: "batch", 1: "sequence"}
-            with torch.no_grad():
-                torch.onnx.export(
-                    wrapped,
-                    (ids, torch.ones_like(ids), torch.zeros_like(ids)),
-                    str(tmp),
-                    input_names=["input_ids", "attention_mask", "token_type_ids"],
-                    output_names=["logits"],
-                    dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes},
-                    opset_version=17,
-                    dynamo=False,
-                )
-            tmp.replace(fp32)
-        if quantize:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
+    def load() -> Any:
+        from transformers import AutoModelForSequenceClassification
 
-            tmp = out_dir / f"model_int8.onnx.{os.getpid()}.tmp"
-            quantize_dynamic(
-                str(fp32),
-                str(tmp),
-                weight_type=QuantType.QInt8,
-                op_types_to_quantize=["MatMul"],
-                per_channel=True,
-            )
-            tmp.replace(target)
-    return target
+        logger.info("exporting the reranker %s to ONNX in %s (once)", model_path, out_dir)
+        return AutoModelForSequenceClassification.from_pretrained(str(model_path), local_files_only=True)
 
-
-def _Logits(model: Any) -> Any:
-    """Wrap a transformers classifier so it takes the three inputs by keyword and returns its logits."""
-    import torch
-
-    class Logits(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.model(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).logits
-
-    return Logits()
+    return export_model(out_dir, quantize, load, "logits")
 
 
 def _max_length(model_path: Path, tokenizer: Any) -> int:

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +61,25 @@ def _max_seq_length(model_path: Path) -> int:
 def export_onnx(model_path: Path, out_dir: Path, quantize: bool) -> Path:
     """Export the transformer at `model_path` to `out_dir/model.onnx` (and `model_int8.onnx`) once.
 
-    Returns the path of the requested file. Writes to a temporary name and renames, so an interrupted
-    export never leaves a truncated model behind. Needs torch only on the first call.
+    Returns the path of the requested file (see `export_model`). Needs torch only on the first call.
+    """
+
+    def load() -> Any:
+        from transformers import AutoModel
+
+        logger.info("exporting %s to ONNX in %s (once)", model_path, out_dir)
+        return AutoModel.from_pretrained(str(model_path), local_files_only=True)
+
+    return export_model(out_dir, quantize, load, "last_hidden_state")
+
+
+def export_model(out_dir: Path, quantize: bool, load: Callable[[], Any], output: str) -> Path:
+    """Export the transformers model `load()` returns to `out_dir/model.onnx` (and `model_int8.onnx`) once.
+
+    The graph takes ``input_ids``, ``attention_mask`` and ``token_type_ids`` and returns the model
+    output's field `output` (``last_hidden_state``, ``logits``); `load` is only called when no fp32 export
+    exists yet. Returns the path of the requested file. Writes to a temporary name and renames, so an
+    interrupted export never leaves a truncated model behind.
     """
     fp32 = out_dir / "model.onnx"
     target = out_dir / "model_int8.onnx" if quantize else fp32
@@ -71,10 +89,8 @@ def export_onnx(model_path: Path, out_dir: Path, quantize: bool) -> Path:
         out_dir.mkdir(parents=True, exist_ok=True)
         if not fp32.is_file():
             import torch
-            from transformers import AutoModel
 
-            logger.info("exporting %s to ONNX in %s (once)", model_path, out_dir)
-            model = _HiddenStates(AutoModel.from_pretrained(str(model_path), local_files_only=True).eval())
+            model = _Output(load().eval(), output)
             ids = torch.ones((2, 8), dtype=torch.long)
             tmp = out_dir / f"model.onnx.{os.getpid()}.tmp"
             axes = {0: "batch", 1: "sequence"}
@@ -84,7 +100,7 @@ def export_onnx(model_path: Path, out_dir: Path, quantize: bool) -> Path:
                     (ids, torch.ones_like(ids), torch.zeros_like(ids)),
                     str(tmp),
                     input_names=["input_ids", "attention_mask", "token_type_ids"],
-                    output_names=["last_hidden_state"],
+                    output_names=[output],
                     dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes},
                     opset_version=17,
                     dynamo=False,
@@ -108,21 +124,22 @@ def export_onnx(model_path: Path, out_dir: Path, quantize: bool) -> Path:
     return target
 
 
-def _HiddenStates(model: Any) -> Any:
-    """Wrap a transformers model so it takes the three inputs by keyword and returns the hidden states."""
+def _Output(model: Any, field: str) -> Any:
+    """Wrap a transformers model so it takes the three inputs by keyword and returns one output field."""
     import torch
 
-    class HiddenStates(torch.nn.Module):
+    class Output(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.model = model
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.model(
+            out = self.model(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
+            )
+            return getattr(out, field)
 
-    return HiddenStates()
+    return Output()
 
 
 class OnnxSentenceEncoder:
