@@ -1,5 +1,7 @@
 """Shared test data for the retrieval tests: a small store with hand-made 3-d embeddings."""
 
+from pathlib import Path
+
 from haystack import Document
 
 from haygraph.retrieval.store import EmbeddedDocumentStore
@@ -62,3 +64,11 @@ def fake_warm_up(self) -> None:
     """Replacement for `CachedDocumentEmbedder.warm_up` in unit tests: no model, no cache."""
     self._embedder = FakeDocumentEmbedder()
     self._cache = None
+
+
+def write_texts(root: Path, texts: dict[str, str]) -> Path:
+    """Create folder `root` holding one UTF-8 file per (name, text) of `texts`; return `root`."""
+    root.mkdir()
+    for name, text in texts.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root

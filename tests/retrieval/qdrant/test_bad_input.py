@@ -29,6 +29,7 @@ from haygraph.retrieval.config import RetrievalConfig
 from haygraph.retrieval.errors import StoreError
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 from haygraph.retrieval.qdrant import connection
+from tests.retrieval.store_helpers import write_texts
 
 TEXTS = {
     "leave.md": "# Leave\n\nAnnual leave is twenty days per year. Unused leave carries over (five days).\n",
@@ -38,11 +39,7 @@ TEXTS = {
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
-    root = tmp_path / "docs"
-    root.mkdir()
-    for name, text in TEXTS.items():
-        (root / name).write_text(text, encoding="utf-8")
-    return root
+    return write_texts(tmp_path / "docs", TEXTS)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from haygraph.retrieval.knowledge_base import KnowledgeBase
 from haygraph.retrieval.qdrant import connection
 from haygraph.retrieval.qdrant.copy import copy_store
 from haygraph.retrieval.store import EmbeddedDocumentStore
+from tests.retrieval.store_helpers import write_texts
 
 TEXTS = {
     "leave.md": "# Leave\n\nAnnual leave is twenty days per year.\n",
@@ -22,10 +23,7 @@ TEXTS = {
 
 @pytest.fixture
 def embedded_store(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in TEXTS.items():
-        (docs / name).write_text(text, encoding="utf-8")
+    docs = write_texts(tmp_path / "docs", TEXTS)
     KnowledgeBase(RetrievalConfig().with_overrides(query={"mode": "bm25"}), tmp_path / "emb").index([docs])
     return tmp_path / "emb"
 

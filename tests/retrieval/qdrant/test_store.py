@@ -15,6 +15,7 @@ from haygraph.retrieval.pipeline_runner import run_direct
 from haygraph.retrieval.pipelines import build_query_pipeline, query_inputs
 from haygraph.retrieval.qdrant import connection
 from haygraph.retrieval.qdrant.store import QdrantStore
+from tests.retrieval.store_helpers import write_texts
 
 TEXTS = {
     "leave.md": "# Leave\n\nAnnual leave is twenty days per year. Unused leave carries over (five days).\n",
@@ -27,11 +28,7 @@ TENANT = {"field": "meta.tenant", "operator": "==", "value": "acme"}
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
-    root = tmp_path / "docs"
-    root.mkdir()
-    for name, text in TEXTS.items():
-        (root / name).write_text(text, encoding="utf-8")
-    return root
+    return write_texts(tmp_path / "docs", TEXTS)
 
 
 def ranking(kb: KnowledgeBase, query: str, mode: str, **kwargs) -> list[tuple[str, float]]:
