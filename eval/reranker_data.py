@@ -5,10 +5,10 @@ documents of our own hybrid retrieval (min-max score fusion of BM25 and dense, n
 query — the candidates a reranker actually sees at query time.
 
 Mining runs every query through one index and one query pipeline. The query embeddings are computed
-first, in batches, by the knowledge base's cached document embedder (same model, on-disk cache) and
-placed in the pipeline's query memo, so each pipeline run only does BM25, a matrix product and the
-fusion. One query at a time through the embedder took 0.5 s per query on this shared 2-core machine
-(the whole SciFact train split: ~40 min); batched it is a few ms per query.
+first, in batches (`QueryRunner.embed_queries`, as the evaluation harness does), into the pipeline's
+query memo, so each pipeline run only does BM25, a matrix product and the fusion. One query at a time
+through the embedder took 0.5 s per query on this shared 2-core machine (the whole SciFact train split:
+~40 min); batched it is a few ms per query.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def mine_candidates(
     kb, _ = prepare_index(dataset_dir, base, store_dir=store_dir, need_embeddings=True, progress=progress)
     runner = kb.runner(mining_query(base))
     runner.warm_up()
-    _prime_query_embeddings(runner, base, list(queries.values()))
+    runner.embed_queries(list(queries.values()))
     out: Candidates = {}
     for qid, text in tqdm(
         queries.items(), desc="mining", unit="query", file=sys.stderr, disable=not progress, leave=False
@@ -150,32 +150,6 @@ def mine_candidates(
         docs = runner.run(text, top_k=depth)
         out[qid] = _ranked_sources(docs)
     return out
-
-
-def _prime_query_embeddings(runner: object, config: RetrievalConfig, texts: list[str]) -> None:
-    """Embed ``texts`` in batches (cached on disk) and put them in the pipeline query embedder's memo."""
-    from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
-    from haygraph.retrieval.query_embedder import QueryEmbedder
-
-    pipeline = getattr(runner, "pipeline", None)
-    if pipeline is None or "text_embedder" not in pipeline.graph.nodes:
-        return
-    embedder = pipeline.get_component("text_embedder")
-    if not isinstance(embedder, QueryEmbedder) or embedder.memo.max_size < len(texts):
-        return
-    emb = config.embedder
-    batch = CachedDocumentEmbedder(
-        model=emb.model,
-        batch_size=emb.batch_size,
-        cache_dir=emb.cache_dir,
-        use_cache=emb.use_cache,
-        backend=emb.backend,
-    )
-    docs = batch.run(documents=[Document(content=t) for t in texts])["documents"]
-    for text, doc in zip(texts, docs, strict=True):
-        if doc.embedding is not None:
-            embedder.memo.put(embedder.memo_key, text, doc.embedding)
-    logger.info("embedded %d queries in batches (%d from cache)", len(texts), batch.stats["cached"])
 
 
 def _ranked_sources(docs: Sequence[Document]) -> list[tuple[str, float]]:
