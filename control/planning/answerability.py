@@ -11,9 +11,11 @@ on-topic chunks. So the decision combines every signal the evidence carries, ove
   and the ``gap`` to the second (rank gap / score cliff);
 - ``idf_coverage``: the best BM25 idf-weighted query-term coverage (`Evidence.meta["term_coverage"]`);
 - ``coverage``: the best share of the question's weighted content terms (English words, Chinese
-  characters and bigrams, `extractive.terms`) found in one chunk;
-- ``span``: the longest stretch of the question (letters and digits only) found verbatim in a chunk,
-  as a share of the question — questions written against a passage copy its phrases;
+  characters and bigrams, `extractive.question_terms`: without interrogative and politeness phrases
+  such as 请问, 能不能, 多少, which say how a question is asked, not what about) found in one chunk;
+- ``span``: the longest stretch of the question (letters and digits only, interrogative phrases
+  left out) found verbatim in a chunk, as a share of it — questions written against a passage copy
+  its phrases;
 - ``entities``: the share of the question's key entities (titles in 《》, quoted terms, numbers,
   dates, capitalized names, Latin terms in Chinese text) found in the chunks, and ``has_entities``;
 - ``unit_coverage``: the best share of the question's weighted terms found in one answer unit (a
@@ -44,7 +46,14 @@ from pathlib import Path
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Evidence, evidence_key
 from haygraph.control.language import CJK_RANGES
-from haygraph.control.planning.extractive import answer_units, asked_type, holds_type, terms
+from haygraph.control.planning.extractive import (
+    answer_units,
+    asked_type,
+    holds_type,
+    question_terms,
+    question_text,
+    terms,
+)
 
 TOP_EVIDENCE = 3
 """How many of the best evidence items the signals look at."""
@@ -156,8 +165,9 @@ def answerability_signals(question: str, evidence: Sequence[Evidence]) -> dict[s
     if not top:
         return dict.fromkeys(SIGNALS, 0.0)
     keys = [evidence_key(e) for e in top]
-    q_terms = terms(question)
-    squashed = max(1, len(_squash(question)))
+    q_terms = question_terms(question)
+    asked = question_text(question)
+    squashed = max(1, len(_squash(asked)))
     entities = key_entities(question)
     joined = " ".join(" ".join(e.text.split()).lower() for e in top)
     idf = [float(e.meta.get("term_coverage", 0.0) or 0.0) for e in top]
@@ -168,7 +178,7 @@ def answerability_signals(question: str, evidence: Sequence[Evidence]) -> dict[s
         "gap": keys[0] - (keys[1] if len(keys) > 1 else 0.0),
         "idf_coverage": max(idf),
         "coverage": max(term_share(q_terms, e.text) for e in top),
-        "span": max(longest_shared_span(question, e.text) for e in top) / squashed,
+        "span": max(longest_shared_span(asked, e.text) for e in top) / squashed,
         "entities": (sum(1 for x in entities if x in joined) / len(entities)) if entities else 1.0,
         "has_entities": 1.0 if entities else 0.0,
         **unit_signals(question, q_terms, top),
@@ -222,7 +232,7 @@ class AnswerabilityModel:
 
     def probability(self, question: str, evidence: Sequence[Evidence]) -> float:
         """Probability that `evidence` answers `question` (0 by rule: no content terms, another script)."""
-        if not evidence or not terms(question):
+        if not evidence or not question_terms(question):
             return 0.0
         if other_language(question):
             return 0.0

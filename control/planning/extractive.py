@@ -22,10 +22,16 @@ _STOP_WORDS = (
     "a an and are as at be been but by can could do does for from has have how i if in into is it its "
     "me my of on or our please should so than that the their them then there these they this to was "
     "we what when where which who why will with would you your about tell know "
-    "many much get got per i'm i've i'd it's what's"
+    "many much get got per i'm i've i'd it's what's am any some need want just also did was were had "
+    "there's don't let us"
 )
 _EN_STOP = frozenset(_STOP_WORDS.split(" "))
 _ZH_STOP = frozenset("的了是吗呢吧啊呀么什怎我你您他她它们在有和与及或请问一下个这那哪")
+_ZH_QUESTION_PHRASES = re.compile(
+    "请问|请教|麻烦|能不能|能否|可不可以|可以吗|是不是|是否|有没有|会不会|要不要|告诉我|帮我看看|帮我查|帮我|"
+    "我想知道|想知道|想问|一下|什么样|什么|怎么样|怎么|怎样|如何|为什么|为何|多少|哪些|哪个|哪里|哪儿|的话"
+)
+"""Chinese interrogative and politeness phrases: they say how a question is asked, not what about."""
 
 _BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|[0-9]+[.)]\s|#{1,6}\s|\|)")
 # Headings, table separator rows and bold-only labels ("**Your first day**") are not answers.
@@ -80,8 +86,23 @@ def terms(text: str) -> dict[str, float]:
             if ch not in _ZH_STOP:
                 out[ch] = 1.0
         for i in range(len(run) - 1):
-            out[run[i : i + 2]] = 2.0
+            if run[i] not in _ZH_STOP and run[i + 1] not in _ZH_STOP:
+                out[run[i : i + 2]] = 2.0
     return out
+
+
+def question_text(question: str) -> str:
+    """The question without its Chinese interrogative and politeness phrases (请问, 能不能, 多少, ...).
+
+    Those phrases carry no topic, so they are not terms to look for in the evidence; each is replaced
+    by a space so no bigram spans the gap. English function words are stop words of `terms` already.
+    """
+    return _ZH_QUESTION_PHRASES.sub(" ", question)
+
+
+def question_terms(question: str) -> dict[str, float]:
+    """`terms` of `question_text`: the weighted terms a question asks about."""
+    return terms(question_text(question))
 
 
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
@@ -248,6 +269,18 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(r"\bwho\b|\bwhose\b|\bwhich (?:team|person|department)\b|谁|哪位|哪个部门"),
         re.compile(r"\b[A-Z][a-z]+|经理|主管|部|负责人|总监|HR|CFO|CEO"),
     ),
+    "reason": (
+        re.compile(r"\bwhy\b|\bwhat is the reason\b|为什么|为何|原因|何故|得名"),
+        re.compile(
+            r"\bbecause\b|\bdue to\b|\bsince\b|\bso that\b|\bas a result\b|"
+            r"因为|由于|因此|所以|因而|故|以便|为了",
+            re.IGNORECASE,
+        ),
+    ),
+    "definition": (
+        re.compile(r"\bwhat does .+ mean\b|\bdefin(?:e|ition)\b|定义|内涵|含义|意思是|指什么"),
+        re.compile(r"\bmeans\b|\brefers? to\b|\bis defined\b|是指|指的是|定义为|即|称为", re.IGNORECASE),
+    ),
     "place": (
         re.compile(r"\bwhere\b|哪里|哪儿|在哪|什么地方"),
         re.compile(r"\bfloor\b|\broom\b|\bwing\b|\boffice\b|\bdesk\b|楼|室|厅|区|\b[A-Z][a-z]+"),
@@ -260,7 +293,7 @@ TYPE_BONUS = 1.5
 
 
 def asked_type(question: str) -> str | None:
-    """The type of answer the question asks for (duration, date, number, name, place), or None."""
+    """The type of answer a question asks for (`ASKED_TYPES`: duration, date, number, name, ...), or None."""
     for name, (asks, _holds) in ASKED_TYPES.items():
         if asks.search(question.lower()):
             return name
@@ -281,20 +314,23 @@ def sentence_score(
 
 
 HEADING_SHARE = 0.5
-"""Share of a query term's weight a unit gets when the term is in its chunk's heading path, not in it."""
+"""Share of a query term's weight a unit gets when the term is in its chunk (or heading path), not in it."""
 
 
 def heading_score(
     query_terms: dict[str, float], heading: str, sentence: str, idf: dict[str, float] | None = None
 ) -> float:
-    """`sentence_score` of the query terms found in `heading` but not in `sentence` itself.
+    """`sentence_score` of the query terms found in `heading` (the unit's context) but not in `sentence`.
 
     A heading names what its section's sentences are about ("Wi-Fi" above "NWH-Guest: for visitors"),
-    so a unit inherits those terms, at `HEADING_SHARE` of their weight.
+    and a passage's subject, named once, is what its later sentences are about ("牠们主要吃果实" in a
+    passage on a bird), so a unit inherits the terms of its chunk and heading path, at
+    `HEADING_SHARE` of their weight — if the unit shares a query term itself (a unit that shares none
+    is not about the question, whatever its neighbours say).
     """
-    if not heading:
-        return 0.0
     in_heading, in_sentence = terms(heading), terms(sentence)
+    if not heading or not any(term in in_sentence for term in query_terms):
+        return 0.0
     return sum(
         weight * (idf or {}).get(term, 1.0)
         for term, weight in query_terms.items()
@@ -302,16 +338,23 @@ def heading_score(
     )
 
 
-def candidate_idf(query_terms: dict[str, float], sentences: list[str]) -> dict[str, float]:
-    """Inverse document frequency of each query term among the candidate sentences, ln(1 + N / df).
+OWN_SHARE = 0.25
+"""After the best unit, a unit is quoted only if its own score (without what it inherits from its chunk)
+is at least this share of the best unit's own score."""
 
-    A term that every candidate shares ("days", "policy") says little about which sentence answers;
-    a term few candidates contain ("home", "婚假") says a lot.
+
+def candidate_idf(query_terms: dict[str, float], sentences: list[str]) -> dict[str, float]:
+    """Inverse document frequency of each query term among the candidate sentences, ln(1 + N / df) squared.
+
+    A term that every candidate shares ("days", "policy", the passage's subject) says little about
+    which sentence answers; a term few candidates contain ("home", "婚假", "退役") says a lot. The
+    square widens that gap: a question names its subject in many terms (every character and bigram
+    of a long name) and what it asks about in few.
     """
     found = [terms(s) for s in sentences]
     n = len(found)
     return {
-        t: math.log(1 + n / sum(1 for f in found if t in f))
+        t: math.log(1 + n / sum(1 for f in found if t in f)) ** 2
         for t in query_terms
         if any(t in f for f in found)
     }
@@ -324,9 +367,10 @@ def extractive_answer(
 
     Units (`answer_units`: sentences verbatim except that hard-wrapped lines are joined, table rows
     quoted with their header, FAQ pairs without markers) are ranked by idf-weighted term overlap
-    with the query (plus `HEADING_SHARE` of the query terms only their chunk's heading path holds),
+    with the query (plus `HEADING_SHARE` of the query terms only their chunk or its heading path holds),
     times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first, earlier
-    sentence first); those scoring at least half of the best are kept. If no sentence shares a
+    sentence first); the best is kept, and after it those scoring at least half of the best whose own
+    score (without what they inherit) is at least `OWN_SHARE` of the best's own score. If no sentence shares a
     term with the query, the first sentence of the best chunk is used (the chunk passed the relevance check).
     Each sentence is followed by " [evidence id]". Instruction-like spans of the evidence
     (`haygraph.control.planning.injection`) are never candidates: evidence is data, never quoted as an
@@ -334,42 +378,35 @@ def extractive_answer(
     """
     if not evidence:
         return None
-    query_terms = terms(query)
+    query_terms = question_terms(query)
     candidates = [
         (rank, pos, sentence, item.id)
         for rank, item in enumerate(evidence[:max_evidence])
         for pos, sentence in enumerate(answer_units(strip_instructions(item.text)))
     ]
-    headings = [" ".join(item.heading_path) for item in evidence[:max_evidence]]
+    contexts = [" ".join([*item.heading_path, item.text]) for item in evidence[:max_evidence]]
     idf = candidate_idf(query_terms, [c[2] for c in candidates])
     kind = asked_type(query)
-    scored: list[tuple[float, int, int, str, str]] = [
-        (
-            (
-                sentence_score(query_terms, sentence, idf)
-                + HEADING_SHARE * heading_score(query_terms, headings[rank], sentence, idf)
-            )
-            * (TYPE_BONUS if holds_type(kind, sentence) else 1.0),
-            rank,
-            pos,
-            sentence,
-            ev_id,
-        )
-        for rank, pos, sentence, ev_id in candidates
-    ]
+    scored: list[tuple[float, int, int, float, str, str]] = []
+    for rank, pos, sentence, ev_id in candidates:
+        bonus = TYPE_BONUS if holds_type(kind, sentence) else 1.0
+        own = sentence_score(query_terms, sentence, idf) * bonus
+        inherited = HEADING_SHARE * heading_score(query_terms, contexts[rank], sentence, idf) * bonus
+        scored.append((own + inherited, rank, pos, own, sentence, ev_id))
     if not scored:
         return None
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
-    best = scored[0][0]
+    best, best_own = scored[0][0], scored[0][3]
     chosen: list[tuple[str, str]] = []
     if best <= 0:
-        chosen.append((scored[0][3], scored[0][4]))
+        chosen.append((scored[0][4], scored[0][5]))
     else:
         seen: set[str] = set()
-        for score, _rank, _pos, sentence, ev_id in scored:
+        for score, _rank, _pos, own, sentence, ev_id in scored:
             if len(chosen) >= max_sentences or score < best / 2:
                 break
-            if sentence not in seen:
+            # a further unit must also hold enough of the question itself, not only inherit it
+            if sentence not in seen and (not chosen or own >= OWN_SHARE * best_own):
                 seen.add(sentence)
                 chosen.append((sentence, ev_id))
     answer = " ".join(f"{sentence} [{ev_id}]" for sentence, ev_id in chosen)

@@ -9,6 +9,8 @@ from haygraph.control.planning.extractive import (
     extractive_answer,
     holds_type,
     insufficient_message,
+    question_terms,
+    question_text,
     sentence_score,
     table_row_text,
     terms,
@@ -26,10 +28,16 @@ class TestTerms:
         assert terms("What are the refund policies?") == {"refund": 2.0, "policy": 2.0}
 
     def test_chinese_characters_and_bigrams(self) -> None:
-        # 年 假 几 天 (有 is a function character) + bigrams 年假 假有 有几 几天
-        assert terms("年假有几天") == {
-            "年": 1.0, "假": 1.0, "几": 1.0, "天": 1.0, "年假": 2.0, "假有": 2.0, "有几": 2.0, "几天": 2.0,
-        }  # fmt: skip
+        # 年 假 几 天 (有 is a function character) + bigrams 年假 几天 (none with a function character)
+        assert terms("年假有几天") == {"年": 1.0, "假": 1.0, "几": 1.0, "天": 1.0, "年假": 2.0, "几天": 2.0}
+
+    def test_question_phrases_are_not_terms(self) -> None:
+        # 能不能 / 告诉我 / 多少 say how the question is asked; no bigram spans a removed phrase
+        assert question_text("能不能告诉我伙食补助是多少钱") == "  伙食补助是 钱"
+        assert question_terms("能不能告诉我伙食补助是多少钱") == terms("伙食补助") | terms("钱")
+        assert question_terms("请问一下") == {}
+        # English function words are stop words already; "am" and "any" too
+        assert question_terms("Am I allowed any home office money?") == terms("allowed home office money")
 
     def test_sentence_score(self) -> None:
         # refund (2) + policy (2); "days" not in the query
@@ -243,3 +251,33 @@ class TestStructuredUnits:
         ]
         result = extractive_answer("How long do refunds take", evidence, max_sentences=1)
         assert result is not None and result.answer == "Refunds are paid within 5 working days. [e1]"
+
+
+class TestUnitChoice:
+    def test_a_unit_inherits_the_subject_its_passage_names_once(self) -> None:
+        # The answer sentence says 牠们 ("they"); the passage's subject is named in other sentences.
+        text = (
+            "普通鸣冠雉是一种鸟，分布于南美洲。普通鸣冠雉主要是黑色，有紫色光泽。"
+            "普通鸣冠雉以往是包含所有鸣冠雉的亚种。牠们主要以果实及草莓为食。"
+        )
+        got = extractive_answer("普通鸣冠雉主要以什么为食？", [ev("a", text)], max_sentences=1)
+        assert got is not None
+        assert got.answer == "牠们主要以果实及草莓为食。 [a]"
+
+    def test_a_unit_sharing_no_query_term_inherits_nothing(self) -> None:
+        text = (
+            "We ship to **32 countries**.\n\n"
+            "Express shipping to any of them costs USD 12.00.\n\n"
+            "Parcels refused at customs are returned."
+        )
+        got = extractive_answer("How much does express shipping cost?", [ev("a", text)], max_sentences=1)
+        assert got is not None
+        assert got.answer.startswith("Express shipping")
+
+    def test_reason_and_definition_types(self) -> None:
+        assert asked_type("增城挂绿为什么叫挂绿？") == "reason"
+        assert asked_type("Why are USB sticks blocked?") == "reason"
+        assert holds_type("reason", "每个果实都环绕有一圈绿线，故名挂绿。")
+        assert asked_type("操场的定义是什么？") == "definition"
+        assert holds_type("definition", "操场是指用以进行步操、阅兵、集会的场地。")
+        assert not holds_type("definition", "有盖操场的规模较小。")
