@@ -9,6 +9,9 @@ language and overall (`score_reply`, `aggregate`):
 - ``cited_gold``: present cases whose cited evidence includes a gold source;
 - ``refused_when_absent``: absent cases answered with `insufficient_evidence` or a clarification;
 - ``false_refusal``: present cases refused;
+- ``gold_elsewhere``: absent cases (with answer strings: CMRC) answered with a gold answer string
+  anyway — the fact is also stated in a passage that was kept, so the "failure" to refuse is a right
+  answer; a diagnostic beside ``refused_when_absent``, which still counts them as failures;
 - latency p50 of one turn and of its evaluate step (the answerability decision), and the failing
   case ids (for reading, not for tuning on test).
 """
@@ -30,6 +33,8 @@ logger = logging.getLogger(__name__)
 MODES: tuple[str, ...] = ("hybrid", "bm25", "dense")
 REFUSALS = frozenset({"insufficient_evidence", "needs_clarification"})
 FIGURES: tuple[str, ...] = ("answered_correct", "cited_gold", "refused_when_absent", "false_refusal")
+DIAGNOSTICS: tuple[str, ...] = ("gold_elsewhere",)
+"""Figures reported beside `FIGURES` that are not pass/fail checks of a case."""
 
 
 def _norm(text: str) -> str:
@@ -39,15 +44,18 @@ def _norm(text: str) -> str:
 def score_reply(case: AgentCase, result: dict[str, Any]) -> dict[str, bool | None]:
     """The checks that apply to `case` (absent: refused; present: answered, correct, cited gold)."""
     refused = result["status"] in REFUSALS
-    if case.absent:
-        return {"refused_when_absent": refused}
-    retrieved = {e["id"]: e for e in result["evidence"]}
-    cited = {retrieved[i]["source"] for i in result["evidence_ids"] if i in retrieved}
     answered = result["status"] == "completed"
     answer = _norm(result.get("answer") or "")
+    found = [_norm(a) in answer for a in case.answers]
+    if case.absent:
+        checks: dict[str, bool | None] = {"refused_when_absent": refused}
+        if case.answers:
+            checks["gold_elsewhere"] = answered and any(found)
+        return checks
+    retrieved = {e["id"]: e for e in result["evidence"]}
+    cited = {retrieved[i]["source"] for i in result["evidence_ids"] if i in retrieved}
     correct: bool | None = None
     if case.answers:
-        found = [_norm(a) in answer for a in case.answers]
         correct = answered and (all(found) if case.all_answers else any(found))
     return {
         "answered_correct": correct,
@@ -67,7 +75,7 @@ def aggregate(rows: Sequence[tuple[AgentCase, dict[str, bool | None]]]) -> dict[
     out: dict[str, Any] = {}
     for lang, found in sorted(groups.items()):
         rates: dict[str, Any] = {}
-        for name in FIGURES:
+        for name in (*FIGURES, *DIAGNOSTICS):
             values = found.get(name, [])
             rates[name] = sum(values) / len(values) if values else None
         rates["present"] = len(found.get("false_refusal", []))
@@ -124,7 +132,7 @@ def run_protocol(
                 evaluate_ms.append(result["timings_ms"]["evaluate"])
             checks = score_reply(case, result)
             rows.append((case, checks))
-            bad = [k for k, ok in checks.items() if ok is (k == "false_refusal")]
+            bad = [k for k, ok in checks.items() if k in FIGURES and ok is (k == "false_refusal")]
             if bad:
                 failures.append({"id": case.id, "failed": bad, "status": result["status"]})
         report["modes"][mode] = {
@@ -144,7 +152,7 @@ def format_report(report: dict[str, Any]) -> list[str]:
         for lang, figs in res["figures"].items():
             cells = "  ".join(
                 f"{name}={'n/a' if figs[name] is None else f'{figs[name]:.3f}'}" for name in FIGURES
-            )
+            ) + "".join(f"  ({name}={figs[name]:.3f})" for name in DIAGNOSTICS if figs.get(name) is not None)
             lines.append(
                 f"  {mode:6s} {lang:3s} present={figs['present']:3d} absent={figs['absent']:3d}  {cells}"
             )

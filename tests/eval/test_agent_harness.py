@@ -51,6 +51,26 @@ class TestScoreReply:
         assert score_reply(ABSENT, result("completed", "x")) == {"refused_when_absent": False}
         assert score_reply(PRESENT, result("insufficient_evidence"))["false_refusal"] is True
 
+    def test_absent_case_answered_with_a_gold_string_is_still_a_failure_but_counted(self) -> None:
+        # the fact is also stated in a kept passage: reported as gold_elsewhere, still not refused
+        absent = AgentCase(
+            id="q3", question="?", lang="zh", absent=True, gold_sources=("P3",), answers=("1977年",)
+        )
+        right = score_reply(absent, result("completed", "1977年，宣布退役。 [c9]", ("c9",), {"c9": "P8"}))
+        assert right == {"refused_when_absent": False, "gold_elsewhere": True}
+        wrong = score_reply(absent, result("completed", "1981年 [c9]", ("c9",), {"c9": "P8"}))
+        assert wrong == {"refused_when_absent": False, "gold_elsewhere": False}
+        refused = score_reply(absent, result("insufficient_evidence"))
+        assert refused == {"refused_when_absent": True, "gold_elsewhere": False}
+        figures = aggregate([(absent, right), (absent, refused)])
+        assert figures["zh"]["gold_elsewhere"] == 0.5 and figures["zh"]["refused_when_absent"] == 0.5
+        report = {
+            "protocol": "cmrc",
+            "cases": 2,
+            "modes": {"bm25": {"figures": figures, "latency_ms_p50": 1.0}},
+        }
+        assert any("(gold_elsewhere=0.500)" in line for line in format_report(report))
+
     def test_handbook_needs_every_fact_whitespace_insensitive(self) -> None:
         both = result("completed", "12  days or 15 days", ("c",), {"c": "a.md"})
         one = result("completed", "12 days", ("c",), {"c": "a.md"})
@@ -76,6 +96,7 @@ class TestAggregate:
             "cited_gold": 1.0,
             "refused_when_absent": 1.0,
             "false_refusal": 0.0,
+            "gold_elsewhere": None,
             "present": 2,
             "absent": 1,
         }
