@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 
 from haygraph.retrieval.errors import ModelUnavailableError
-from haygraph.retrieval.onnx_encoder import export_model
+from haygraph.retrieval.onnx_encoder import (
+    export_model,
+    length_order,
+    model_feeds,
+    open_session,
+    require_onnx,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -82,13 +88,9 @@ class OnnxCrossEncoder:
         """Export (first time only) and load the ONNX model and the tokenizer (idempotent)."""
         if self._session is not None:
             return
-        try:
-            import onnxruntime as ort
-            from transformers import AutoTokenizer
-        except ImportError as exc:
-            raise ModelUnavailableError(
-                "reranker.backend 'onnx'/'onnx-int8' needs onnxruntime and onnx: pip install 'haygraph[onnx]'"
-            ) from exc
+        require_onnx("reranker.backend")
+        from transformers import AutoTokenizer
+
         if not self.model_path.is_dir():
             raise ModelUnavailableError(
                 f"reranker.backend onnx needs a local model directory, got {self.model_path}"
@@ -96,13 +98,7 @@ class OnnxCrossEncoder:
         path = export_classifier(
             self.model_path, export_dir_for(self.model_path, self.cache_dir), self.quantize
         )
-        options = ort.SessionOptions()
-        if self.threads:
-            options.intra_op_num_threads = self.threads
-        # no busy-waiting between ops: on a shared, oversubscribed CPU spinning costs more than it saves
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._session, self._inputs = open_session(path, self.threads, spinning=False)
         self._tokenizer = AutoTokenizer.from_pretrained(str(self.model_path), local_files_only=True)
         self._max_len = _max_length(self.model_path, self._tokenizer)
 
@@ -110,7 +106,7 @@ class OnnxCrossEncoder:
         """Sigmoid probabilities of (query, document) for every document, in input order."""
         self.warm_up()
         out = np.zeros(len(documents), dtype=np.float32)
-        order = sorted(range(len(documents)), key=lambda i: -len(documents[i]))  # similar lengths pad less
+        order = length_order(documents)
         for start in range(0, len(order), batch_size):
             part = order[start : start + batch_size]
             enc = self._tokenizer(
@@ -121,9 +117,7 @@ class OnnxCrossEncoder:
                 max_length=self._max_len,
                 return_tensors="np",
             )
-            feeds = {k: np.asarray(v, dtype=np.int64) for k, v in enc.items() if k in self._inputs}
-            if "token_type_ids" in self._inputs and "token_type_ids" not in feeds:
-                feeds["token_type_ids"] = np.zeros_like(feeds["input_ids"])
+            feeds = model_feeds(enc, self._inputs)
             logits = self._session.run(None, feeds)[0].reshape(len(part), -1)[:, 0]
             out[part] = 1.0 / (1.0 + np.exp(-logits))
         return out

@@ -39,6 +39,45 @@ def length_order(texts: list[str]) -> list[int]:
     return sorted(range(len(texts)), key=lambda i: -len(texts[i]))
 
 
+def require_onnx(setting: str) -> None:
+    """Raise `ModelUnavailableError` naming `setting` unless onnxruntime and transformers import."""
+    try:
+        import onnxruntime  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        raise ModelUnavailableError(
+            f"{setting} 'onnx'/'onnx-int8' needs onnxruntime and onnx: pip install 'haygraph[onnx]'"
+        ) from exc
+
+
+def open_session(path: Path, threads: int | None, *, spinning: bool = True) -> tuple[Any, set[str]]:
+    """An onnxruntime CPU session of the model at `path`, and the names of its inputs.
+
+    `threads` sets the intra-op threads (None: onnxruntime's choice); `spinning` False stops threads
+    busy-waiting between ops (on a shared, oversubscribed CPU spinning costs more than it saves).
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    if not spinning:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return session, {i.name for i in session.get_inputs()}
+
+
+def model_feeds(encoding: Any, inputs: set[str]) -> dict[str, np.ndarray]:
+    """The tokenizer's arrays that the model takes, as int64.
+
+    Zero ``token_type_ids`` are added when the model takes them and the tokenizer gave none.
+    """
+    feeds = {k: np.asarray(v, dtype=np.int64) for k, v in encoding.items() if k in inputs}
+    if "token_type_ids" in inputs and "token_type_ids" not in feeds:
+        feeds["token_type_ids"] = np.zeros_like(feeds["input_ids"])
+    return feeds
+
+
 def _pooling_mode(model_path: Path) -> str:
     """The model's pooling ('mean' or 'cls'), read from its `1_Pooling/config.json` (mean if absent)."""
     config = model_path / "1_Pooling" / "config.json"
@@ -160,23 +199,15 @@ class OnnxSentenceEncoder:
         """Export (first time only) and load the ONNX model and the tokenizer (idempotent)."""
         if self._session is not None:
             return
-        try:
-            import onnxruntime as ort
-            from transformers import AutoTokenizer
-        except ImportError as exc:
-            raise ModelUnavailableError(
-                "embedder.backend 'onnx'/'onnx-int8' needs onnxruntime and onnx: pip install 'haygraph[onnx]'"
-            ) from exc
+        require_onnx("embedder.backend")
+        from transformers import AutoTokenizer
+
         if not self.model_path.is_dir():
             raise ModelUnavailableError(
                 f"the ONNX backend needs a local model directory, got {self.model_path}"
             )
         path = export_onnx(self.model_path, self.export_dir, self.quantize)
-        options = ort.SessionOptions()
-        if self.threads:
-            options.intra_op_num_threads = self.threads
-        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._session, self._inputs = open_session(path, self.threads)
         self._tokenizer = AutoTokenizer.from_pretrained(str(self.model_path), local_files_only=True)
         self._pooling = _pooling_mode(self.model_path)
         self._max_len = _max_seq_length(self.model_path)
@@ -198,9 +229,7 @@ class OnnxSentenceEncoder:
         enc = self._tokenizer(
             texts, padding=True, truncation=True, max_length=self._max_len, return_tensors="np"
         )
-        feeds = {k: np.asarray(v, dtype=np.int64) for k, v in enc.items() if k in self._inputs}
-        if "token_type_ids" in self._inputs and "token_type_ids" not in feeds:
-            feeds["token_type_ids"] = np.zeros_like(feeds["input_ids"])
+        feeds = model_feeds(enc, self._inputs)
         hidden = self._session.run(None, feeds)[0]
         if self._pooling == "cls":
             pooled = hidden[:, 0]
