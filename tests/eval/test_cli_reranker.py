@@ -39,6 +39,15 @@ class TestParser:
         )
         assert args.max_minutes is None and args.threads is None
 
+    def test_flag_defaults_are_the_settings_defaults(self):
+        # the flags repeat TrainSettings' defaults (registering imports nothing heavy): they must agree
+        from haygraph.adapters.cli import build_parser
+        from haygraph.eval.cli_reranker import _settings
+        from haygraph.eval.reranker_training import TrainSettings
+
+        args = build_parser().parse_args(["train-reranker", "--dataset", "scifact", "--out", "m"])
+        assert _settings(args) == TrainSettings()
+
     def test_out_is_required(self, capsys):
         with pytest.raises(SystemExit):
             main(["train-reranker", "--dataset", "scifact"])
