@@ -165,8 +165,8 @@ def answerability_signals(question: str, evidence: Sequence[Evidence]) -> dict[s
     if not top:
         return dict.fromkeys(SIGNALS, 0.0)
     keys = [evidence_key(e) for e in top]
-    q_terms = question_terms(question)
     asked = question_text(question)
+    q_terms = terms(asked)
     squashed = max(1, len(_squash(asked)))
     entities = key_entities(question)
     joined = " ".join(" ".join(e.text.split()).lower() for e in top)

@@ -22,7 +22,7 @@ _STOP_WORDS = (
     "a an and are as at be been but by can could do does for from has have how i if in into is it its "
     "me my of on or our please should so than that the their them then there these they this to was "
     "we what when where which who why will with would you your about tell know "
-    "many much get got per i'm i've i'd it's what's am any some need want just also did was were had "
+    "many much get got per i'm i've i'd it's what's am any some need want just also did were had "
     "there's don't let us"
 )
 _EN_STOP = frozenset(_STOP_WORDS.split(" "))
@@ -313,28 +313,29 @@ def sentence_score(
     return sum(weight * (idf or {}).get(term, 1.0) for term, weight in query_terms.items() if term in found)
 
 
-HEADING_SHARE = 0.5
+CONTEXT_SHARE = 0.5
 """Share of a query term's weight a unit gets when the term is in its chunk (or heading path), not in it."""
 
 
-def heading_score(
-    query_terms: dict[str, float], heading: str, sentence: str, idf: dict[str, float] | None = None
+def context_score(
+    query_terms: dict[str, float], context: str, sentence: str, idf: dict[str, float] | None = None
 ) -> float:
-    """`sentence_score` of the query terms found in `heading` (the unit's context) but not in `sentence`.
+    """`sentence_score` of the query terms found in `context` (heading path and chunk) but not in `sentence`.
 
     A heading names what its section's sentences are about ("Wi-Fi" above "NWH-Guest: for visitors"),
     and a passage's subject, named once, is what its later sentences are about ("牠们主要吃果实" in a
     passage on a bird), so a unit inherits the terms of its chunk and heading path, at
-    `HEADING_SHARE` of their weight — if the unit shares a query term itself (a unit that shares none
+    `CONTEXT_SHARE` of their weight — if the unit shares a query term itself (a unit that shares none
     is not about the question, whatever its neighbours say).
     """
-    in_heading, in_sentence = terms(heading), terms(sentence)
-    if not heading or not any(term in in_sentence for term in query_terms):
+    in_sentence = terms(sentence)
+    if not context or not any(term in in_sentence for term in query_terms):
         return 0.0
+    in_context = terms(context)
     return sum(
         weight * (idf or {}).get(term, 1.0)
         for term, weight in query_terms.items()
-        if term in in_heading and term not in in_sentence
+        if term in in_context and term not in in_sentence
     )
 
 
@@ -367,7 +368,7 @@ def extractive_answer(
 
     Units (`answer_units`: sentences verbatim except that hard-wrapped lines are joined, table rows
     quoted with their header, FAQ pairs without markers) are ranked by idf-weighted term overlap
-    with the query (plus `HEADING_SHARE` of the query terms only their chunk or its heading path holds),
+    with the query (plus `CONTEXT_SHARE` of the query terms only their chunk or its heading path holds),
     times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first, earlier
     sentence first); the best is kept, and after it those scoring at least half of the best whose own
     score (without what they inherit) is at least `OWN_SHARE` of the best's own score. If no sentence shares a
@@ -391,7 +392,7 @@ def extractive_answer(
     for rank, pos, sentence, ev_id in candidates:
         bonus = TYPE_BONUS if holds_type(kind, sentence) else 1.0
         own = sentence_score(query_terms, sentence, idf) * bonus
-        inherited = HEADING_SHARE * heading_score(query_terms, contexts[rank], sentence, idf) * bonus
+        inherited = CONTEXT_SHARE * context_score(query_terms, contexts[rank], sentence, idf) * bonus
         scored.append((own + inherited, rank, pos, own, sentence, ev_id))
     if not scored:
         return None
