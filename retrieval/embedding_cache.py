@@ -2,10 +2,12 @@
 
 Embedding is the slow step (~30–50 chunks/s on two CPU cores), so vectors are cached in SQLite keyed by
 (model, content hash): re-indexing, tests and evaluations never embed an unchanged chunk twice. The
-actual embedding is done by Haystack's `SentenceTransformersDocumentEmbedder` (``backend="torch"``) or
-by `OnnxSentenceEncoder` (``"onnx"``, ``"onnx-int8"``). Texts are embedded longest first, so each batch
-holds texts of similar length and pads little. The int8 model's vectors differ from the fp32 ones, so
-they are cached under their own key; ONNX fp32 reproduces the torch vectors and shares theirs.
+actual embedding is done by Haystack's `SentenceTransformersDocumentEmbedder` (``backend="torch"``),
+by `OnnxSentenceEncoder` (``"onnx"``, ``"onnx-int8"``) or by the bundled multilingual-e5-small
+(`E5Encoder`, ``"e5-multilingual"``, with e5's ``passage: `` prefix). Texts are embedded longest first,
+so each batch holds texts of similar length and pads little. The int8 model's vectors differ from the
+fp32 ones, so they are cached under their own key (as are e5's); ONNX fp32 reproduces the torch vectors
+and shares theirs.
 
 Embeddings leave this component as float32 NumPy rows (views of one array per slice), never as Python
 float lists: at 100k chunks a list copy of the vectors alone costs over 1 GB.
@@ -26,11 +28,12 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from tqdm import tqdm
 
-from haygraph.retrieval.config import BUNDLED_MODEL
+from haygraph.retrieval.config import BUNDLED_MODEL, E5_BACKEND
+from haygraph.retrieval.e5_encoder import E5_CACHE_KEY, E5Encoder
 from haygraph.retrieval.model_paths import is_bundled, resolve_model
 from haygraph.retrieval.onnx_encoder import ONNX_BACKENDS, OnnxSentenceEncoder, length_order
 
-EMBEDDER_BACKENDS = ("torch", *ONNX_BACKENDS)
+EMBEDDER_BACKENDS = ("torch", *ONNX_BACKENDS, E5_BACKEND)
 """Valid values of `backend`."""
 
 logger = logging.getLogger(__name__)
@@ -55,8 +58,11 @@ def check_backend(backend: str) -> str:
 def cache_model_key(model: str, backend: str) -> str:
     """Key under which `model`'s vectors are cached: one per model, and a separate one for int8.
 
-    Every spelling of the bundled model shares one key; ONNX fp32 shares the torch key (same vectors).
+    Every spelling of the bundled model shares one key; ONNX fp32 shares the torch key (same vectors);
+    the 4-bit multilingual-e5-small has its own.
     """
+    if backend == E5_BACKEND:
+        return E5_CACHE_KEY
     key = BUNDLED_MODEL if is_bundled(model) else model
     return f"{key}|onnx-int8" if backend == "onnx-int8" else key
 
@@ -133,10 +139,14 @@ class CachedDocumentEmbedder:
         use_cache: bool = True,
         progress_bar: bool = False,
         backend: str = "torch",
+        threads: int = 0,
     ) -> None:
         if batch_size <= 0:
             raise ValueError(f"batch_size must be > 0, but got {batch_size}")
+        if threads < 0:
+            raise ValueError(f"threads must be >= 0, but got {threads}")
         self.backend = check_backend(backend)
+        self.threads = threads
         self.model = model
         self.batch_size = batch_size
         self.cache_dir = cache_dir
@@ -173,6 +183,8 @@ class CachedDocumentEmbedder:
                     progress_bar=False,
                     local_files_only=True,
                 )
+            elif self.backend == E5_BACKEND:
+                self._embedder = E5Encoder(threads=self.threads)
             else:
                 self._embedder = onnx_encoder(self.model, self.backend, self.cache_dir)
         self._embedder.warm_up()
@@ -223,7 +235,7 @@ class CachedDocumentEmbedder:
 
     def _embed_texts(self, texts: list[str]) -> np.ndarray:
         """An (n, dim) float32 array of normalized embeddings of `texts`, by the configured backend."""
-        if isinstance(self._embedder, OnnxSentenceEncoder):
+        if isinstance(self._embedder, OnnxSentenceEncoder | E5Encoder):
             return self._embedder.encode(texts, batch_size=self.batch_size)
         fresh = self._embedder.run(documents=[Document(content=t) for t in texts])["documents"]
         return np.asarray([d.embedding for d in fresh], dtype=np.float32)
@@ -238,6 +250,7 @@ class CachedDocumentEmbedder:
             cache_dir=self.cache_dir,
             use_cache=self.use_cache,
             progress_bar=self.progress_bar,
+            threads=self.threads,
         )
 
     @classmethod

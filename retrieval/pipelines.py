@@ -126,6 +126,7 @@ def build_indexing_pipeline(
                 use_cache=emb.use_cache,
                 progress_bar=progress_bar,
                 backend=emb.backend,
+                threads=emb.threads,
             ),
         )
         pipe.connect("dedup.documents", "embedder.documents")
@@ -184,6 +185,7 @@ def build_query_pipeline(
                 model=config.embedder.model,
                 backend=config.embedder.backend,
                 cache_dir=config.embedder.cache_dir,
+                threads=config.embedder.threads,
             ),
         )
     if config.store.backend == "qdrant":

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from haystack import component, default_from_dict, default_to_dict
 
+from haygraph.retrieval.config import E5_BACKEND
+from haygraph.retrieval.e5_encoder import E5Encoder
 from haygraph.retrieval.model_paths import resolve_model
 
 if TYPE_CHECKING:
@@ -65,6 +67,7 @@ class QueryEmbedder:
         memo_size: int = 10_000,
         backend: str = "torch",
         cache_dir: str | None = None,
+        threads: int = 0,
     ) -> None:
         from haygraph.retrieval.embedding_cache import check_backend
 
@@ -72,6 +75,9 @@ class QueryEmbedder:
             raise ValueError("model must be a model name or path, but got an empty string")
         if memo_size < 0:
             raise ValueError(f"memo_size must be >= 0, but got {memo_size}")
+        if threads < 0:
+            raise ValueError(f"threads must be >= 0, but got {threads}")
+        self.threads = threads
         self.model = model
         self.memo_size = memo_size
         self.backend = check_backend(backend)
@@ -79,6 +85,7 @@ class QueryEmbedder:
         self.memo = QueryMemo(memo_size)
         self._embedder: Any = None
         self._onnx: OnnxSentenceEncoder | None = None
+        self._e5: E5Encoder | None = None
 
     def share_memo(self, memo: QueryMemo) -> None:
         """Use `memo` (shared with other query embedders) instead of this component's own."""
@@ -86,12 +93,17 @@ class QueryEmbedder:
 
     @property
     def memo_key(self) -> str:
-        """The memo's model key: int8 query vectors differ from fp32 ones, so they are kept apart."""
-        return f"{self.model}|{self.backend}" if self.backend == "onnx-int8" else self.model
+        """The memo's model key: int8 (and 4-bit e5) query vectors differ from fp32 ones: kept apart."""
+        return f"{self.model}|{self.backend}" if self.backend in ("onnx-int8", E5_BACKEND) else self.model
 
     def warm_up(self) -> None:
         """Resolve the model name to a local path and load the model (idempotent)."""
-        if self._embedder is not None or self._onnx is not None:
+        if self._embedder is not None or self._onnx is not None or self._e5 is not None:
+            return
+        if self.backend == E5_BACKEND:
+            encoder = E5Encoder(threads=self.threads)
+            encoder.warm_up()
+            self._e5 = encoder
             return
         if self.backend != "torch":
             from haygraph.retrieval.embedding_cache import onnx_encoder
@@ -122,7 +134,9 @@ class QueryEmbedder:
         if cached is not None:
             return {"embedding": cached.tolist()}
         self.warm_up()
-        if self._onnx is not None:
+        if self._e5 is not None:
+            embedding = self._e5.encode([text], query=True)[0].tolist()
+        elif self._onnx is not None:
             embedding = self._onnx.encode([text])[0].tolist()
         else:
             embedding = list(self._embedder.run(text=text)["embedding"])
@@ -144,8 +158,10 @@ class QueryEmbedder:
         if not todo:
             return 0
         self.warm_up()
-        if self._onnx is not None:
-            vectors: Any = self._onnx.encode(todo, batch_size=batch_size)
+        if self._e5 is not None:
+            vectors: Any = self._e5.encode(todo, batch_size=batch_size, query=True)
+        elif self._onnx is not None:
+            vectors = self._onnx.encode(todo, batch_size=batch_size)
         else:
             stock = self._embedder
             vectors = stock.embedding_backend.embed(
@@ -164,9 +180,14 @@ class QueryEmbedder:
         `cache_dir` (where ONNX exports live) is written only for an ONNX backend: the torch backend does
         not use it, and leaving it out keeps a dumped pipeline free of machine-specific paths.
         """
-        cache_dir = self.cache_dir if self.backend != "torch" else None
+        cache_dir = self.cache_dir if self.backend in ("onnx", "onnx-int8") else None
         return default_to_dict(
-            self, model=self.model, memo_size=self.memo_size, backend=self.backend, cache_dir=cache_dir
+            self,
+            model=self.model,
+            memo_size=self.memo_size,
+            backend=self.backend,
+            cache_dir=cache_dir,
+            threads=self.threads,
         )
 
     @classmethod

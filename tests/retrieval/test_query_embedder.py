@@ -68,6 +68,7 @@ class TestQueryEmbedder:
                 "memo_size": 10_000,
                 "backend": "torch",
                 "cache_dir": None,
+                "threads": 0,
             },
         }
 
