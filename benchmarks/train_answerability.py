@@ -40,13 +40,16 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.adapters.meaning_encoder import E5MeaningEncoder
 from haygraph.control.evidence import Evidence, merge_evidence
 from haygraph.control.planning.answerability import (
     FEATURE_NAMES,
+    MEANING_WEIGHTS_FILE,
     WEIGHTS_FILE,
     answerability_features,
     answerability_signals,
 )
+from haygraph.control.planning.meaning import MeaningEncoder
 from haygraph.control.planning.rewrite import rewrite_query
 from haygraph.eval.agent_cases import AgentProtocol, cmrc_protocol, handbook_protocol, scifact_protocol
 from haygraph.eval.agent_harness import MODES, build_store
@@ -106,10 +109,11 @@ def cached_examples(protocol: AgentProtocol, work: Path, seed: int) -> list[dict
     return rows
 
 
-def features_of(row: dict[str, Any]) -> list[float]:
-    """The model's inputs for one collected row."""
+def features_of(row: dict[str, Any], encoder: MeaningEncoder | None = None) -> list[float]:
+    """The model's inputs for one collected row (the meaning signals need `encoder`, else they are 0)."""
     evidence = [Evidence.model_validate(e) for e in row["evidence"]]
-    return list(answerability_features(row["query"], answerability_signals(row["query"], evidence)))
+    signals = answerability_signals(row["query"], evidence, encoder)
+    return list(answerability_features(row["query"], signals))
 
 
 def fit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> LogisticRegression:
@@ -223,8 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", default="/tmp/haygraph-answerability", help="stores and rows are kept here")
-    parser.add_argument("--out", default=str(WEIGHTS_FILE), help="weights JSON (default: the shipped file)")
+    parser.add_argument(
+        "--meaning",
+        action="store_true",
+        help="fit with the meaning signals of the bundled multilingual-e5-small (default --out: the shipped "
+        "answerability_meaning.json)",
+    )
+    parser.add_argument("--out", default=None, help="weights JSON (default: the shipped file)")
     args = parser.parse_args(argv)
+    encoder = E5MeaningEncoder() if args.meaning else None
+    out = args.out or str(MEANING_WEIGHTS_FILE if args.meaning else WEIGHTS_FILE)
     work = Path(args.work)
     started = time.perf_counter()
     protocols = [
@@ -242,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         examples.extend(got)
         weights.extend([weight] * len(got))
         print(f"{protocol.name}: {counts[protocol.name]}", file=sys.stderr)
-    x = np.array([features_of(r) for r in examples])
+    x = np.array([features_of(r, encoder) for r in examples])
+    print(f"features of {len(examples)} rows ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     y = np.array([int(r["label"]) for r in examples])
     w = np.array(weights)
     held_out = held_out_probabilities(examples, x, y, w)
@@ -256,9 +269,9 @@ def main(argv: list[str] | None = None) -> int:
         "held_out": group_rates(turns, turn_prob, turn_y, threshold),
         "command": "python -m benchmarks.train_answerability " + " ".join(argv or sys.argv[1:]),
     }
-    Path(args.out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    Path(out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(
-        f"wrote {args.out}: threshold {threshold} ({time.perf_counter() - started:.0f} s); held out "
+        f"wrote {out}: threshold {threshold} ({time.perf_counter() - started:.0f} s); held out "
         f"(5-fold by case): {json.dumps(data['held_out'])}",
         file=sys.stderr,
     )

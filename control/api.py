@@ -22,6 +22,10 @@ Result object of `run_turn` / `Agent.ask` / `ask` (the `--json` output of the CL
                                     # a model's malformed output with the reason; [] when none
   "pending":      [{"call_id": str, "tool": str, "args": {...}}],
                                     # side-effect calls waiting for confirmation (needs_confirmation only)
+  "decision":     {"answerable": bool, "probability": float, "threshold": float,
+                   "signals": {name: float}, "rule": str | None} | None,
+                                    # the turn's last answer-or-refuse decision (None: none was made,
+                                    # e.g. chit-chat or a tool turn); see answerability.Decision
 }
 ```
 
@@ -75,6 +79,7 @@ RESULT_KEYS = (
     "timings_ms",
     "notes",
     "pending",
+    "decision",
 )
 
 
@@ -127,6 +132,7 @@ def result_from_state(state: dict[str, Any], total_ms: float) -> dict[str, Any]:
         "timings_ms": {**dict(state.get("timings_ms") or {}), "total": total_ms},
         "notes": list(state.get("notes") or []),
         "pending": pending,
+        "decision": state.get("decision"),
     }
 
 

@@ -116,6 +116,11 @@ class AskResult(BaseModel):
         description="needs_confirmation only: the side-effect calls waiting ({call_id, tool, args}); "
         "answer with POST /v1/threads/{thread_id}/confirm.",
     )
+    decision: dict[str, Any] | None = Field(
+        default=None,
+        description="The turn's last answer-or-refuse decision: {answerable, probability, threshold, "
+        "signals, rule}; null when none was made (chit-chat, a tool turn).",
+    )
 
 
 class ConfirmRequest(BaseModel):

@@ -69,6 +69,7 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "retry_count": 0,
         "quality": None,
         "answerable": None,
+        "decision": None,
         "retrieval_error": None,
         "status": "completed",
         "answer": None,
@@ -220,10 +221,14 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Measure the best absolute relevance of the evidence so far and whether it answers the question."""
     evidence = state.get("evidence") or []
     model = runtime.context.answerability
-    answerable = None
-    if model is not None:
-        answerable = model.probability(state.get("query") or state.get("question", ""), evidence)
-    return {"quality": best_relevance(evidence), "answerable": answerable}
+    if model is None:
+        return {"quality": best_relevance(evidence), "answerable": None, "decision": None}
+    decision = model.decide(state.get("query") or state.get("question", ""), evidence)
+    return {
+        "quality": best_relevance(evidence),
+        "answerable": decision.probability,
+        "decision": decision.to_dict(),
+    }
 
 
 def answerable_evidence(ctx: Context, state: State) -> list[Evidence]:

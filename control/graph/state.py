@@ -102,6 +102,10 @@ class State(InputState, total=False):
     """Probability that this turn's evidence answers the question (`evaluate`, with
     `Context.answerability`; None = no decision model)."""
 
+    decision: dict[str, Any] | None
+    """The last answer-or-refuse decision of this turn (`Decision.to_dict`: answerable, probability,
+    threshold, signals, rule); None when no decision was made."""
+
     retrieval_error: str | None
     """Why retrieval failed this turn (retriever missing or raising); None when it worked."""
 

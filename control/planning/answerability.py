@@ -22,7 +22,14 @@ on-topic chunks. So the decision combines every signal the evidence carries, ove
   sentence, a table row with its header, an FAQ pair: `extractive.answer_units`) — a near miss
   spreads the question's words over a section, an answer holds them in one place;
 - ``type_missing``: 1 when the question asks for a type (number, duration, date, name, place:
-  `extractive.asked_type`) and none of the units that share its terms holds one, else 0.
+  `extractive.asked_type`) and none of the units that share its terms holds one, else 0;
+- ``meaning_unit``, ``meaning_heading``, ``missing_words``: what the question means against the best
+  answer unit and heading path, and the share of its key words no evidence item holds
+  (`haygraph.control.planning.meaning`; the first two need a `MeaningEncoder`).
+
+Two weight files ship: ``answerability.json`` (fitted without an encoder: the meaning signals have
+no weight) and ``answerability_meaning.json`` (fitted with the bundled multilingual-e5-small);
+`shipped_model(encoder)` picks the one that matches.
 
 A logistic model with one weight block per language (blended by the question's CJK share, as
 `haygraph.retrieval.relevance` does) maps them to a probability. Its weights ship as package data
@@ -40,7 +47,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from haygraph.control.errors import ConfigError
@@ -54,6 +61,7 @@ from haygraph.control.planning.extractive import (
     question_text,
     terms,
 )
+from haygraph.control.planning.meaning import MEANING_SIGNALS, MeaningEncoder, meaning_signals
 
 TOP_EVIDENCE = 3
 """How many of the best evidence items the signals look at."""
@@ -69,6 +77,7 @@ SIGNALS: tuple[str, ...] = (
     "has_entities",
     "unit_coverage",
     "type_missing",
+    *MEANING_SIGNALS,
 )
 """Per-question signals, in feature order within each language block (each block ends with a bias)."""
 
@@ -78,7 +87,9 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
 """The model's inputs and weights: en_relevance, ..., en_bias, zh_relevance, ..., zh_bias."""
 
 WEIGHTS_FILE = Path(__file__).resolve().parent / "answerability.json"
-"""The shipped weights (package data), written by ``python -m benchmarks.train_answerability``."""
+"""The shipped weights without a meaning encoder (package data), by ``benchmarks.train_answerability``."""
+MEANING_WEIGHTS_FILE = Path(__file__).resolve().parent / "answerability_meaning.json"
+"""The shipped weights with the meaning encoder (``benchmarks.train_answerability --meaning``)."""
 
 _CJK = re.compile(f"[{CJK_RANGES}]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -159,8 +170,13 @@ def term_share(question_terms: dict[str, float], text: str) -> float:
     return sum(w for t, w in question_terms.items() if t in found) / total
 
 
-def answerability_signals(question: str, evidence: Sequence[Evidence]) -> dict[str, float]:
-    """The per-question signals (`SIGNALS`) of the best `TOP_EVIDENCE` evidence items, best first."""
+def answerability_signals(
+    question: str, evidence: Sequence[Evidence], encoder: MeaningEncoder | None = None
+) -> dict[str, float]:
+    """The per-question signals (`SIGNALS`) of the best `TOP_EVIDENCE` evidence items, best first.
+
+    Without an `encoder`, ``meaning_unit`` and ``meaning_heading`` are 0.
+    """
     top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
     if not top:
         return dict.fromkeys(SIGNALS, 0.0)
@@ -181,19 +197,24 @@ def answerability_signals(question: str, evidence: Sequence[Evidence]) -> dict[s
         "span": max(longest_shared_span(asked, e.text) for e in top) / squashed,
         "entities": (sum(1 for x in entities if x in joined) / len(entities)) if entities else 1.0,
         "has_entities": 1.0 if entities else 0.0,
-        **unit_signals(question, q_terms, top),
+        **unit_signals(question, q_terms, top, encoder),
     }
 
 
-def unit_signals(question: str, q_terms: dict[str, float], top: Sequence[Evidence]) -> dict[str, float]:
-    """``unit_coverage`` and ``type_missing`` over the answer units of `top` (see the module docstring)."""
+def unit_signals(
+    question: str, q_terms: dict[str, float], top: Sequence[Evidence], encoder: MeaningEncoder | None = None
+) -> dict[str, float]:
+    """``unit_coverage``, ``type_missing`` and the meaning signals over the answer units of `top`."""
     units = [unit for e in top for unit in answer_units(e.text)]
+    headings = [" > ".join(e.heading_path) or Path(e.source).stem.replace("-", " ") for e in top]
+    texts = [f"{h} {e.text}" for h, e in zip(headings, top, strict=True)]
+    meaning = meaning_signals(question, units, headings, texts, encoder)
     shares = [term_share(q_terms, unit) for unit in units]
     best = max(shares, default=0.0)
     kind = asked_type(question)
     sharing = [u for u, share in zip(units, shares, strict=True) if share > 0]
     missing = kind is not None and not any(holds_type(kind, u) for u in sharing)
-    return {"unit_coverage": best, "type_missing": 1.0 if missing else 0.0}
+    return {"unit_coverage": best, "type_missing": 1.0 if missing else 0.0, **meaning}
 
 
 def answerability_features(question: str, signals: dict[str, float]) -> tuple[float, ...]:
@@ -205,11 +226,41 @@ def answerability_features(question: str, signals: dict[str, float]) -> tuple[fl
 
 
 @dataclass(frozen=True)
+class Decision:
+    """The answer-or-refuse decision of one evaluate step, with the signals it read.
+
+    `rule` names a rule that decided before the model ("no evidence", "no content terms", "another
+    language"); then `signals` is empty.
+    """
+
+    answerable: bool
+    probability: float
+    threshold: float
+    signals: dict[str, float] = field(default_factory=dict)
+    rule: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form: ``{answerable, probability, threshold, signals, rule}`` (rounded)."""
+        return {
+            "answerable": self.answerable,
+            "probability": round(self.probability, 4),
+            "threshold": self.threshold,
+            "signals": {k: round(v, 4) for k, v in self.signals.items()},
+            "rule": self.rule,
+        }
+
+
+@dataclass(frozen=True)
 class AnswerabilityModel:
-    """Logistic weights over `FEATURE_NAMES` and the probability threshold of "answerable"."""
+    """Logistic weights over `FEATURE_NAMES` and the probability threshold of "answerable".
+
+    `encoder` is the meaning encoder the weights were fitted with (None: weights without the meaning
+    signals).
+    """
 
     weights: dict[str, float]
     threshold: float = 0.5
+    encoder: MeaningEncoder | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         """Check the weight names and the threshold."""
@@ -220,28 +271,51 @@ class AnswerabilityModel:
             raise ConfigError(f"answerability threshold must be in (0, 1), but got {self.threshold}")
 
     @classmethod
-    def from_file(cls, path: str | Path) -> AnswerabilityModel:
+    def from_file(cls, path: str | Path, encoder: MeaningEncoder | None = None) -> AnswerabilityModel:
         """Load weights written by the training command (``{"weights": {...}, "threshold": t, ...}``)."""
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
             return cls(
-                weights={k: float(v) for k, v in data["weights"].items()}, threshold=float(data["threshold"])
+                weights={k: float(v) for k, v in data["weights"].items()},
+                threshold=float(data["threshold"]),
+                encoder=encoder,
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"cannot load answerability weights from {path}: {exc}") from exc
 
+    def decide(self, question: str, evidence: Sequence[Evidence]) -> Decision:
+        """Whether `evidence` answers `question`, with the probability and the signals behind it.
+
+        Rules first: no evidence, a question without content terms, or one in another language's
+        script is not answerable.
+        """
+        rule = None
+        if not evidence:
+            rule = "no evidence"
+        elif not question_terms(question):
+            rule = "no content terms"
+        elif other_language(question):
+            rule = "another language"
+        if rule:
+            return Decision(False, 0.0, self.threshold, rule=rule)
+        signals = answerability_signals(question, evidence, self.encoder)
+        features = answerability_features(question, signals)
+        z = sum(self.weights.get(name, 0.0) * x for name, x in zip(FEATURE_NAMES, features, strict=True))
+        p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+        return Decision(p >= self.threshold, p, self.threshold, signals)
+
     def probability(self, question: str, evidence: Sequence[Evidence]) -> float:
         """Probability that `evidence` answers `question` (0 by rule: no content terms, another script)."""
-        if not evidence or not question_terms(question):
-            return 0.0
-        if other_language(question):
-            return 0.0
-        features = answerability_features(question, answerability_signals(question, evidence))
-        z = sum(self.weights.get(name, 0.0) * x for name, x in zip(FEATURE_NAMES, features, strict=True))
-        return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+        return self.decide(question, evidence).probability
 
 
-@functools.lru_cache(maxsize=1)
-def shipped_model() -> AnswerabilityModel:
-    """The model shipped with the package (loaded once, on first use)."""
+@functools.lru_cache(maxsize=4)
+def shipped_model(encoder: MeaningEncoder | None = None) -> AnswerabilityModel:
+    """The model shipped with the package (loaded once per encoder, on first use).
+
+    With an `encoder`, the weights fitted with the meaning signals (``answerability_meaning.json``);
+    without one, those fitted without them.
+    """
+    if encoder is not None and MEANING_WEIGHTS_FILE.is_file():
+        return AnswerabilityModel.from_file(MEANING_WEIGHTS_FILE, encoder)
     return AnswerabilityModel.from_file(WEIGHTS_FILE)

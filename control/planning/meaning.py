@@ -1,0 +1,144 @@
+"""Signals of meaning for the answerability decision: does the evidence say what the question asks.
+
+Word overlap fails both ways on documents the decision was not fitted to: "How long is the probation
+period?" shares few words with "The probation period lasts 6 months." once stop words go, while
+"周末晚餐补贴是多少" shares most of its characters with a sentence about the weekend *lunch* allowance.
+So the decision also reads
+
+- ``meaning_unit``: how close in meaning the question is to the best answer unit (a sentence, a list
+  item, a table row: `extractive.answer_units`) of the top evidence;
+- ``meaning_heading``: how close it is to the best heading path (or source name) of that evidence;
+- ``missing_words``: the share of the question's key words (English content words; Chinese words
+  cut by jieba, without question words such as 几, 多少, 什么) that no top evidence item contains —
+  the asked-for thing (the brand, the dinner, the weekend) missing from every retrieved unit.
+
+The first two come from a multilingual sentence encoder (`MeaningEncoder`; the adapters supply the
+bundled multilingual-e5-small). Its cosines sit in a narrow band (unrelated text ~0.75, a paraphrase
+~0.9), so they are rescaled to [0, 1] over `COSINE_FLOOR`..`COSINE_CEIL` before the logistic model.
+The control plane imports no model: without an encoder these signals are 0 and the decision uses
+weights fitted without them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from haygraph.control.language import CJK_RANGES, CJK_RUN
+from haygraph.control.planning.extractive import question_text, terms
+
+COSINE_FLOOR = 0.72
+"""Cosine mapped to 0 (multilingual-e5-small: about the similarity of unrelated sentences)."""
+COSINE_CEIL = 0.95
+"""Cosine mapped to 1."""
+
+MEANING_SIGNALS: tuple[str, ...] = ("meaning_unit", "meaning_heading", "missing_words")
+"""The signals this module adds, in feature order."""
+
+MAX_UNITS = 24
+"""Most answer units embedded per decision (the best-ranked evidence first): bounds the evaluate step."""
+
+SCRIPT_SHARE = 0.2
+"""Share of the evidence's letters a script needs before the question's words in it are looked up."""
+
+_CJK = re.compile(f"[{CJK_RANGES}]")
+_LATIN = re.compile(r"[a-z]")
+_QUESTION_CHARS = re.compile(r"[几多什么哪怎谁吗呢]")
+_HOW_PHRASE = re.compile(r"\bhow (?:long|much|many|often|big|large|far|old|soon)\b", re.IGNORECASE)
+_ZH_GENERIC = frozenset(
+    {"可以", "是否", "需要", "能否", "如何", "应该", "一个", "我们", "你们", "这个", "那个"}
+)
+
+
+@runtime_checkable
+class MeaningEncoder(Protocol):
+    """A sentence encoder: unit-length vectors, queries and passages embedded as the model expects."""
+
+    def embed(self, texts: Sequence[str], *, query: bool) -> Sequence[Sequence[float]]:
+        """One unit-length vector per text (`query`: the texts are questions, else passages)."""
+        ...
+
+
+def scaled_cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine of two unit vectors, rescaled from [`COSINE_FLOOR`, `COSINE_CEIL`] to [0, 1] (clipped)."""
+    cosine = math.fsum(x * y for x, y in zip(a, b, strict=True))
+    return min(1.0, max(0.0, (cosine - COSINE_FLOOR) / (COSINE_CEIL - COSINE_FLOOR)))
+
+
+@functools.lru_cache(maxsize=1024)
+def key_words(question: str) -> tuple[str, ...]:
+    """The words a question asks about: English content words (stemmed) and Chinese words of 2+ chars.
+
+    Chinese is cut with jieba (loaded on first use); words holding a question character (几, 多, 什么,
+    哪, 怎, 谁) say how something is asked, not what about, and are left out.
+    """
+    asked = _HOW_PHRASE.sub(" ", question_text(question))
+    words = [t for t in terms(asked) if t.isascii() and " " not in t]
+    runs = CJK_RUN.findall(asked)
+    if runs:
+        import jieba
+
+        for run in runs:
+            words.extend(
+                w
+                for w in jieba.lcut(run)
+                if len(w) >= 2 and not _QUESTION_CHARS.search(w) and w not in _ZH_GENERIC
+            )
+    return tuple(dict.fromkeys(words))
+
+
+def missing_words(question: str, texts: Sequence[str]) -> tuple[list[str], int]:
+    """The question's `key_words` that none of `texts` contains, and how many words were looked up.
+
+    Only words in a script the texts are written in are looked up (at least `SCRIPT_SHARE` of their
+    letters): an English word cannot be found in Chinese evidence, so a question in the other
+    language is left to the meaning signals.
+    """
+    joined = " ".join(texts).lower()
+    cjk = len(_CJK.findall(joined))
+    latin = len(_LATIN.findall(joined))
+    letters = max(1, cjk + latin)
+    words = [
+        w for w in key_words(question) if (latin / letters if w.isascii() else cjk / letters) >= SCRIPT_SHARE
+    ]
+    found = terms(joined)
+    return [w for w in words if (w not in found if w.isascii() else w not in joined)], len(words)
+
+
+def missing_share(question: str, texts: Sequence[str]) -> float:
+    """Share of the question's looked-up `key_words` that none of `texts` contains (0 when none)."""
+    missing, looked_up = missing_words(question, texts)
+    return len(missing) / looked_up if looked_up else 0.0
+
+
+def meaning_signals(
+    question: str,
+    units: Sequence[str],
+    headings: Sequence[str],
+    texts: Sequence[str],
+    encoder: MeaningEncoder | None,
+) -> dict[str, float]:
+    """`MEANING_SIGNALS` of the top evidence.
+
+    `units`: its answer units, best evidence first; `headings`: the heading path (or source name) of
+    each item; `texts`: each item's full text.
+
+    Without an `encoder` the two meaning signals are 0; ``missing_words`` needs none.
+    """
+    out = {"meaning_unit": 0.0, "meaning_heading": 0.0, "missing_words": missing_share(question, texts)}
+    if encoder is None:
+        return out
+    units = list(dict.fromkeys(u for u in units if u.strip()))[:MAX_UNITS]
+    headings = list(dict.fromkeys(h for h in headings if h.strip()))
+    passages = units + headings
+    if not passages:
+        return out
+    query = encoder.embed([question_text(question)], query=True)[0]
+    vectors = encoder.embed(passages, query=False)
+    scores = [scaled_cosine(query, v) for v in vectors]
+    out["meaning_unit"] = max(scores[: len(units)], default=0.0)
+    out["meaning_heading"] = max(scores[len(units) :], default=0.0)
+    return out
