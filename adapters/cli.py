@@ -126,7 +126,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(
             f"indexed {rep.sources} source(s) -> {rep.chunks} chunk(s) "
             f"({rep.embedded} embedded, {rep.from_cache} from cache, {rep.removed_stale} stale removed) "
-            f"in {rep.seconds:.1f}s; store {store} holds {rep.total_documents} chunk(s)"
+            f"in {rep.seconds:.1f}s; store {store} holds {rep.total_documents} chunk(s); "
+            f"embedding model {rep.embedder}"
         )
         if rep.unchanged:
             print(f"{rep.unchanged} source(s) unchanged since the last index (skipped before conversion)")

@@ -34,7 +34,7 @@ VARIANTS: dict[str, tuple[str, bool]] = {
 """`RelevanceConfig` weight field -> (query mode, `bm25_uses_cosine`)."""
 
 # The base signals of each variant's model; all-MiniLM-L6-v2 is English, so the cosine is left out of the
-# Chinese block. The normalized BM25 signal is added only if it improves leave-one-out accuracy on tune.
+# Chinese block (a store whose encoder serves zh, multilingual-e5-small, also fits zh_cosine). The normalized BM25 signal is added only if it improves leave-one-out accuracy on tune.
 LEXICAL = ("en_coverage", "en_bias", "zh_coverage", "zh_bias")
 EMBEDDED = ("en_cosine", *LEXICAL)
 BM25_SIGNAL = ("en_bm25", "zh_bm25")
@@ -136,6 +136,8 @@ def calibrate(kb: KnowledgeBase, variant: str, cases: list[dict[str, object]]) -
     tune = [i for i, c in enumerate(cases) if c["split"] == "tune"]
     test = [i for i, c in enumerate(cases) if c["split"] == "test"]
     signals = EMBEDDED if mode != "bm25" or cosine else LEXICAL
+    if signals is EMBEDDED and "zh" in kb.config.embedder.languages:
+        signals = (*EMBEDDED, "zh_cosine")  # a multilingual encoder's cosine means something in Chinese
     tune_bags = [bags[i] for i in tune]
     loo = {free: loo_accuracy(tune_bags, labels[tune], free) for free in (signals, signals + BM25_SIGNAL)}
     free = max(loo, key=lambda f: (loo[f], -len(f)))  # ties: fewer signals

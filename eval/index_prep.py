@@ -189,6 +189,10 @@ def _reusable(
         return f"cannot open it ({exc})", None
     saved = kb.store.meta.get("config") or {}
     wanted = config.model_dump(mode="json")
+    if wanted["embedder"]["backend"] == "auto" and saved.get("embedder"):
+        # auto picks the same encoder for the same documents (checked below) as when the store was built
+        kept = {k: saved["embedder"][k] for k in ("backend", "model", "languages") if k in saved["embedder"]}
+        wanted["embedder"] = {**wanted["embedder"], **kept}
     for section in _MATCHED_SECTIONS:
         if _indexing_part(saved.get(section)) != _indexing_part(wanted[section]):
             return f"its {section} settings differ", None

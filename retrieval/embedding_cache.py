@@ -28,13 +28,13 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from tqdm import tqdm
 
-from haygraph.retrieval.config import BUNDLED_MODEL, E5_BACKEND
-from haygraph.retrieval.e5_encoder import E5_CACHE_KEY, E5Encoder
+from haygraph.retrieval.config import BUNDLED_MODEL, E5_BACKEND, E5_MODEL
+from haygraph.retrieval.e5_encoder import E5_CACHE_KEY, E5Encoder, choose_backend
 from haygraph.retrieval.model_paths import is_bundled, resolve_model
 from haygraph.retrieval.onnx_encoder import ONNX_BACKENDS, OnnxSentenceEncoder, length_order
 
-EMBEDDER_BACKENDS = ("torch", *ONNX_BACKENDS, E5_BACKEND)
-"""Valid values of `backend`."""
+EMBEDDER_BACKENDS = ("auto", "torch", *ONNX_BACKENDS, E5_BACKEND)
+"""Valid values of `backend` ("auto": chosen from the first documents embedded, `choose_backend`)."""
 
 logger = logging.getLogger(__name__)
 
@@ -160,18 +160,29 @@ class CachedDocumentEmbedder:
         """Open the cache (idempotent). The model, and sentence-transformers itself, load on the first miss.
 
         Importing sentence-transformers (torch, transformers) alone takes seconds, so a run whose chunks
-        are all cached — or a re-index that skipped every unchanged source — never pays for it.
+        are all cached — or a re-index that skipped every unchanged source — never pays for it. With
+        backend "auto" the cache opens once the first documents have chosen the backend.
         """
-        if self.use_cache and self._cache is None:
+        if self.use_cache and self._cache is None and self.backend != "auto":
             directory = Path(self.cache_dir) if self.cache_dir else default_cache_dir()
             self._cache = EmbeddingCache(
                 directory / "embeddings", model_key=cache_model_key(self.model, self.backend)
             )
 
+    def resolve_backend(self, texts: list[str]) -> None:
+        """Replace backend "auto" by the one `choose_backend` picks for `texts` (and its model).
+
+        Auto chooses between the bundled models: with any other model it means torch.
+        """
+        self.backend = choose_backend(texts) if is_bundled(self.model) else "torch"
+        if self.backend == E5_BACKEND:
+            self.model = E5_MODEL
+        logger.info("embedding model chosen for this corpus: %s (%s)", self.model, self.backend)
+
     def _load_model(self) -> None:
         """Create (once) the backend's embedder and load its model, resolved offline."""
         if self._embedder is None:
-            if self.backend == "torch":
+            if self.backend in ("torch", "auto"):
                 from haystack_integrations.components.embedders.sentence_transformers import (
                     SentenceTransformersDocumentEmbedder,
                 )
@@ -194,8 +205,10 @@ class CachedDocumentEmbedder:
         """Copies of `documents` with normalized float32 embeddings (cached ones are not recomputed)."""
         if not documents:
             return {"documents": []}
-        self.warm_up()
         texts = [d.content or "" for d in documents]
+        if self.backend == "auto":
+            self.resolve_backend(texts)
+        self.warm_up()
         vectors: dict[int, np.ndarray] = {}
         keys: list[str] = []
         if self._cache is not None:

@@ -16,7 +16,7 @@ from typing import Any
 from haystack import Document, Pipeline
 
 from haygraph.retrieval.bm25_index import BM25Index
-from haygraph.retrieval.config import QueryConfig, RetrievalConfig
+from haygraph.retrieval.config import BUNDLED_MODEL, QueryConfig, RetrievalConfig
 from haygraph.retrieval.converters import read_beir_corpus
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder, cache_model_key
 from haygraph.retrieval.errors import (
@@ -155,6 +155,8 @@ class IndexReport:
     removed_sources: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     unchanged: int = 0
+    embedder: str = ""
+    """The store's embedding model and backend, e.g. ``multilingual-e5-small (e5-multilingual)``."""
 
 
 @dataclass
@@ -310,6 +312,7 @@ class KnowledgeBase:
         extra = check_extra_meta(meta)
         tenant = extra.get("tenant")
         with self.writing():
+            self._adopt_saved_embedder()
             self._check_compatible()
             pipe = build_indexing_pipeline(self.config, self.store, from_files=True, progress_bar=progress)
             data = {
@@ -342,6 +345,7 @@ class KnowledgeBase:
         for doc in documents:
             check_storable(doc)
         with self.writing():
+            self._adopt_saved_embedder()
             self._check_compatible()
             pipe = build_indexing_pipeline(self.config, self.store, from_files=False, progress_bar=progress)
             return self._run_indexing(pipe, {"cleaner": {"documents": list(documents)}}, save)
@@ -384,6 +388,9 @@ class KnowledgeBase:
         tenant = ((data.get("converter") or {}).get("meta") or {}).get("tenant")
         produced = {source_key(c) for c in chunks} | {(tenant, source_id) for source_id in unchanged}
         gone = self._remove_missing(*sync, produced=produced) if sync else []
+        if self.config.embedder.backend == "auto" and embedder.backend != "auto":
+            # the first documents chose the encoder (`choose_backend`); the store records the choice
+            self.config = self.config.with_overrides(embedder={"backend": embedder.backend})
         config = self.config.model_dump(mode="json")
         changed = bool(chunks or removed or gone) or self.store.dirty or not self.store.path
         if changed or self.store.meta.get("config") != config:
@@ -404,6 +411,7 @@ class KnowledgeBase:
             removed_sources=gone,
             skipped=skipped,
             unchanged=len(unchanged),
+            embedder=f"{self.config.embedder.model} ({self.config.embedder.backend})",
         )
 
     def _remove_stale(self, chunks: list[Document]) -> int:
@@ -430,6 +438,17 @@ class KnowledgeBase:
         ids = [d.id for d in self.store.documents if source_key(d) in keys]
         self.store.delete_documents(ids)
         return len(ids)
+
+    def _adopt_saved_embedder(self) -> None:
+        """With backend "auto", a store that holds vectors keeps its encoder (called under the lock)."""
+        embedder = self.config.embedder
+        if embedder.backend != "auto" or embedder.model != BUNDLED_MODEL or not self.store.count_documents():
+            return
+        saved = (self.store.meta.get("config") or {}).get("embedder") or {}
+        if saved.get("backend") not in (None, "auto"):
+            keep = {k: saved[k] for k in ("backend", "model", "languages") if k in saved}
+            self.config = self.config.with_overrides(embedder=keep)
+            self._runners.clear()
 
     def _check_compatible(self) -> None:
         """Refuse to add embeddings of one model to a store built with another (called under the lock)."""

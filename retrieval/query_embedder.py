@@ -105,7 +105,7 @@ class QueryEmbedder:
             encoder.warm_up()
             self._e5 = encoder
             return
-        if self.backend != "torch":
+        if self.backend not in ("torch", "auto"):  # auto: a store not indexed yet, MiniLM's default
             from haygraph.retrieval.embedding_cache import onnx_encoder
 
             encoder = onnx_encoder(self.model, self.backend, self.cache_dir)

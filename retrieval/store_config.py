@@ -11,7 +11,8 @@ caller set explicitly (Pydantic's ``exclude_unset``: a config file that only say
   key (re-index with the new config to change them);
 - everything else — ``query.*``, the retriever backends (``bm25.backend``, ``dense.backend``) and the
   embedder's runtime knobs (``batch_size``, ``cache_dir``, ``use_cache``, ``backend``) — the caller's
-  value wins.
+  value wins. Backend ``auto`` (the default) defers to the store: the store's backend, model and
+  languages are kept.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from haygraph.retrieval.config import RetrievalConfig
+from haygraph.retrieval.config import BUNDLED_MODEL, RetrievalConfig
 from haygraph.retrieval.errors import ConfigError, IndexSettingsMismatchError
 
 INDEXING_KEYS: tuple[str, ...] = (
@@ -63,6 +64,10 @@ def merge_store_config(
     if given is None:
         return base
     overlay = given.model_dump(mode="json", exclude_unset=True)
+    if given.embedder.backend == "auto" and isinstance(overlay.get("embedder"), dict):
+        # auto chose the store's encoder when it was built: keep it (a dumped default config says auto)
+        drop = {"backend", "languages"} | ({"model"} if given.embedder.model == BUNDLED_MODEL else set())
+        overlay["embedder"] = {k: v for k, v in overlay["embedder"].items() if k not in drop}
     stored = base.model_dump(mode="json")
     for key, value in leaves(overlay):
         if not is_indexing_key(key):

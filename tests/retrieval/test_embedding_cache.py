@@ -119,7 +119,7 @@ class TestCachedDocumentEmbedder:
         assert doc.embedding.tolist() == [0.0, 5.0]
 
     def test_bad_backend(self):
-        with pytest.raises(ValueError, match="backend must be one of torch, onnx, onnx-int8, e5"):
+        with pytest.raises(ValueError, match="backend must be one of auto, torch, onnx, onnx-int8, e5"):
             CachedDocumentEmbedder(backend="tensorrt")
 
     def test_default_cache_dir_reads_env_when_called(self, tmp_path, monkeypatch):
