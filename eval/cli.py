@@ -258,7 +258,9 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
     unknown = sorted(set(modes) - set(MODES))
     if unknown or not modes:
         raise EvalError(f"--modes: unknown mode(s) {unknown or modes}; valid: {', '.join(MODES)}")
-    part = args.part or ("tune" if args.protocol == "handbook-cross" else "test")
+    part: Literal["tune", "test", "all"] = args.part or (
+        "tune" if args.protocol == "handbook-cross" else "test"
+    )
     if args.protocol == "cmrc":
         if part == "all":
             raise EvalError("--part all is for the labelled protocols; cmrc takes tune or test")
