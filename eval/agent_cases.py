@@ -13,6 +13,15 @@ refused).
   ``test``); the store holds the present claims' gold abstracts plus a seeded sample of other abstracts.
 - **Handbook** (`handbook_protocol`): the labelled answerable and unanswerable cases of
   ``eval/cases/handbook_cases.jsonl`` over the bundled handbook.
+- **Handbook, cross-language** (`handbook_cross_protocol`): the handbook's tune cases asked in the
+  other language (``eval/cases/handbook_cross_cases.jsonl``, translated by hand); gold sources and
+  answer strings stay in the document's language. Figures are grouped by direction: each case's
+  `lang` is its ``direction`` (``en->zh``: an English question over a Chinese document).
+- **Real documentation** (`docs_protocol`): hand-written developer questions
+  (``eval/cases/docs_cases.jsonl``) over a public project's English and Chinese documentation (the
+  Vue docs, kept as a dataset folder beside the other shared datasets: its ``pages/`` is indexed);
+  answerable ones with gold page and answer strings, near-miss unanswerable ones (same topic, the
+  asked-for option, version or number is in no page).
 
 Everything is deterministic for a given seed; nothing here loads a model.
 """
@@ -33,8 +42,15 @@ from haygraph.retrieval.converters import read_beir_corpus
 
 Part = Literal["tune", "test"]
 
-CASES_FILE = Path(__file__).resolve().parent / "cases" / "handbook_cases.jsonl"
+CASES_DIR = Path(__file__).resolve().parent / "cases"
+CASES_FILE = CASES_DIR / "handbook_cases.jsonl"
 """The labelled handbook questions (kind, language, expected sources and facts, tune/test split)."""
+CROSS_CASES_FILE = CASES_DIR / "handbook_cross_cases.jsonl"
+"""The handbook's tune questions translated into the other language (``x-<id>``, with ``direction``)."""
+DOCS_CASES_FILE = CASES_DIR / "docs_cases.jsonl"
+"""The real-documentation questions (same fields as the handbook's, plus ``absent_phrase``)."""
+DOCS_DATASET = "vue-docs"
+"""The documentation dataset's folder name in the shared datasets folder."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,7 @@ class AgentCase:
     id: str
     question: str
     lang: str
+    """The group figures are reported under: the question's language, or (cross-language) its direction."""
     absent: bool
     """True when the store holds no answer: the reply must be a refusal."""
     gold_sources: tuple[str, ...] = ()
@@ -165,20 +182,40 @@ def scifact_protocol(
     return AgentProtocol("scifact", cases, documents=[corpus[d] for d in sorted(wanted) if d in corpus])
 
 
-def handbook_protocol(handbook: Path, part: Part | Literal["all"] = "test") -> AgentProtocol:
-    """The labelled answerable / unanswerable handbook cases of `part` over the handbook folder."""
-    rows = _jsonl(CASES_FILE)
-    cases = [
+def _labelled_cases(path: Path, part: Part | Literal["all"], group: str = "lang") -> list[AgentCase]:
+    """The answerable / unanswerable cases of `part` in a labelled JSONL, reported under field `group`."""
+    return [
         AgentCase(
             id=str(r["id"]),
             question=str(r["question"]),
-            lang=str(r["lang"]),
+            lang=str(r[group]),
             absent=r["kind"] == "unanswerable",
             gold_sources=tuple(str(s) for s in r["expected_sources"]),
             answers=tuple(str(s) for s in r["answer_contains"]),
             all_answers=True,
         )
-        for r in rows
+        for r in _jsonl(path)
         if r["kind"] in ("answerable", "unanswerable") and (part == "all" or r["split"] == part)
     ]
-    return AgentProtocol("handbook", cases, paths=[handbook])
+
+
+def handbook_protocol(handbook: Path, part: Part | Literal["all"] = "test") -> AgentProtocol:
+    """The labelled answerable / unanswerable handbook cases of `part` over the handbook folder."""
+    return AgentProtocol("handbook", _labelled_cases(CASES_FILE, part), paths=[handbook])
+
+
+def handbook_cross_protocol(handbook: Path) -> AgentProtocol:
+    """The handbook's tune cases asked in the other language, grouped by direction (``en->zh``...)."""
+    return AgentProtocol(
+        "handbook-cross", _labelled_cases(CROSS_CASES_FILE, "all", group="direction"), paths=[handbook]
+    )
+
+
+def docs_protocol(dataset: Path, part: Part | Literal["all"] = "test") -> AgentProtocol:
+    """The real-documentation cases of `part` over ``dataset/pages`` (source ids like ``en/guide/x.md``)."""
+    pages = dataset / "pages"
+    if not pages.is_dir():
+        raise EvalError(
+            f"{pages} not found: give the documentation dataset folder (README.md, LICENSE, pages/)"
+        )
+    return AgentProtocol("docs", _labelled_cases(DOCS_CASES_FILE, part), paths=[pages])

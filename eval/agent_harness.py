@@ -2,7 +2,8 @@
 
 For each query mode (hybrid, bm25, dense) the protocol's store is built once (`build_store`, the
 embedding cache makes rebuilding cheap) and every case is asked on its own thread. Figures, per
-language and overall (`score_reply`, `aggregate`):
+group (a case's `lang`: its language, or its direction in the cross-language protocol) and overall
+(`score_reply`, `aggregate`):
 
 - ``answered_correct``: present cases answered (`completed`) with a gold answer string in the answer
   (all of them for the handbook's ``answer_contains``); SciFact has no answer strings, so it is None;
@@ -146,16 +147,16 @@ def run_protocol(
 
 
 def format_report(report: dict[str, Any]) -> list[str]:
-    """The report as printable lines: one per mode and language."""
+    """The report as printable lines: one per mode and group (language, or direction), columns aligned."""
     lines = [f"{report['protocol']}: {report['cases']} cases"]
     for mode, res in report["modes"].items():
+        width = max((len(group) for group in res["figures"]), default=3)
         for lang, figs in res["figures"].items():
             cells = "  ".join(
                 f"{name}={'n/a' if figs[name] is None else f'{figs[name]:.3f}'}" for name in FIGURES
             ) + "".join(f"  ({name}={figs[name]:.3f})" for name in DIAGNOSTICS if figs.get(name) is not None)
-            lines.append(
-                f"  {mode:6s} {lang:3s} present={figs['present']:3d} absent={figs['absent']:3d}  {cells}"
-            )
+            counts = f"present={figs['present']:3d} absent={figs['absent']:3d}"
+            lines.append(f"  {mode:6s} {lang:{width}s} {counts}  {cells}")
         evaluate = res.get("evaluate_ms_p50")
         lines.append(
             f"  {mode:6s} latency p50 {res['latency_ms_p50']:.0f} ms per turn"

@@ -72,14 +72,22 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_tune)
 
     p = subparsers.add_parser(
-        "eval-agent", help="answer-or-refuse evaluation of the agent (CMRC 2018, SciFact, handbook)"
+        "eval-agent",
+        help="answer-or-refuse evaluation of the agent (CMRC 2018, SciFact, handbook, real documentation)",
     )
-    p.add_argument("--protocol", required=True, choices=["cmrc", "scifact", "handbook"])
+    p.add_argument(
+        "--protocol", required=True, choices=["cmrc", "scifact", "handbook", "handbook-cross", "docs"]
+    )
     p.add_argument(
         "--dataset",
-        help="BEIR folder or shared dataset name (default: cmrc2018 / scifact; handbook: bundled)",
+        help="dataset folder or shared dataset name (default: cmrc2018 / scifact / vue-docs; "
+        "handbook, handbook-cross: bundled)",
     )
-    p.add_argument("--part", default="test", choices=["tune", "test", "all"], help="split (default: test)")
+    p.add_argument(
+        "--part",
+        choices=["tune", "test", "all"],
+        help="split (default: test; handbook-cross holds tune cases only and takes tune or all)",
+    )
     p.add_argument("--n", type=int, default=200, help="questions to sample (cmrc, scifact; default: 200)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     p.add_argument("--modes", default="hybrid,bm25,dense", help="comma-separated query modes")
@@ -235,7 +243,14 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
     """Handle ``haygraph eval-agent``: build the protocol's store, ask every case per mode, print figures."""
     import tempfile
 
-    from haygraph.eval.agent_cases import cmrc_protocol, handbook_protocol, scifact_protocol
+    from haygraph.eval.agent_cases import (
+        DOCS_DATASET,
+        cmrc_protocol,
+        docs_protocol,
+        handbook_cross_protocol,
+        handbook_protocol,
+        scifact_protocol,
+    )
     from haygraph.eval.agent_harness import MODES, format_report, run_protocol
     from haygraph.eval.index_prep import resolve_dataset
 
@@ -243,28 +258,41 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
     unknown = sorted(set(modes) - set(MODES))
     if unknown or not modes:
         raise EvalError(f"--modes: unknown mode(s) {unknown or modes}; valid: {', '.join(MODES)}")
+    part: Literal["tune", "test", "all"] = args.part or (
+        "tune" if args.protocol == "handbook-cross" else "test"
+    )
     if args.protocol == "cmrc":
-        if args.part == "all":
-            raise EvalError("--part all is for the handbook; cmrc takes tune or test")
-        protocol = cmrc_protocol(resolve_dataset(args.dataset or "cmrc2018"), args.part, args.n, args.seed)
+        if part == "all":
+            raise EvalError("--part all is for the labelled protocols; cmrc takes tune or test")
+        protocol = cmrc_protocol(resolve_dataset(args.dataset or "cmrc2018"), part, args.n, args.seed)
     elif args.protocol == "scifact":
-        if args.part == "all":
-            raise EvalError("--part all is for the handbook; scifact takes tune (its train split) or test")
-        split: Literal["train", "test"] = "train" if args.part == "tune" else "test"
+        if part == "all":
+            raise EvalError(
+                "--part all is for the labelled protocols; scifact takes tune (its train split) or test"
+            )
+        split: Literal["train", "test"] = "train" if part == "tune" else "test"
         protocol = scifact_protocol(resolve_dataset(args.dataset or "scifact"), split, args.n, seed=args.seed)
+    elif args.protocol == "docs":
+        protocol = docs_protocol(resolve_dataset(args.dataset or DOCS_DATASET), part)
     else:
         from haygraph.retrieval import sample_handbook_path
 
-        protocol = handbook_protocol(
-            Path(args.dataset) if args.dataset else sample_handbook_path(), args.part
-        )
+        handbook = Path(args.dataset) if args.dataset else sample_handbook_path()
+        if args.protocol == "handbook":
+            protocol = handbook_protocol(handbook, part)
+        elif part == "test":
+            raise EvalError(
+                "--part test: handbook-cross holds the handbook's tune cases translated; take tune or all"
+            )
+        else:
+            protocol = handbook_cross_protocol(handbook)
     store = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix=f"haygraph-{args.protocol}-"))
     from haygraph.control.planning.answerability import shipped_model
 
     settings = {"answerability": None if args.no_answerability else shipped_model()}
     report = run_protocol(protocol, store, modes=modes, model=args.model, settings=settings)
     report["answerability"] = not args.no_answerability
-    report["part"] = args.part
+    report["part"] = part
     for line in format_report(report):
         _out(line)
     if args.out:

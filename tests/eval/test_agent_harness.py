@@ -109,3 +109,21 @@ class TestAggregate:
         }
         lines = format_report(report)
         assert lines[0] == "cmrc: 4 cases" and any("answered_correct=n/a" in line for line in lines)
+
+    def test_cross_language_cases_are_grouped_and_printed_by_direction(self) -> None:
+        en_zh = AgentCase(id="x-a", question="?", lang="en->zh", absent=True)
+        zh_en = AgentCase(id="x-b", question="？", lang="zh->en", absent=True)
+        figures = aggregate([(en_zh, {"refused_when_absent": True}), (zh_en, {"refused_when_absent": False})])
+        assert set(figures) == {"all", "en->zh", "zh->en"}
+        assert (figures["en->zh"]["refused_when_absent"], figures["zh->en"]["refused_when_absent"]) == (
+            1.0,
+            0.0,
+        )
+        report = {
+            "protocol": "handbook-cross",
+            "cases": 2,
+            "modes": {"hybrid": {"figures": figures, "latency_ms_p50": 1.0}},
+        }
+        lines = format_report(report)
+        assert "  hybrid all    present=  0 absent=  2" in lines[1]
+        assert "  hybrid en->zh present=  0 absent=  1" in lines[2]

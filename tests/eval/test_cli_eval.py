@@ -160,3 +160,48 @@ class TestTuneThenEval:
         assert (
             result["configs"]["hybrid-tuned"]["metrics"]["HitRate@5"] == 1.0
         )  # 6 docs: every relevant is in the top 5
+
+
+class TestEvalAgentProtocols:
+    """``eval-agent`` picks the protocol and part; the harness itself is replaced by a recorder."""
+
+    @pytest.fixture
+    def asked(self, monkeypatch):
+        seen = []
+
+        def fake_run(protocol, store, **kwargs):
+            seen.append(protocol)
+            return {"protocol": protocol.name, "cases": len(protocol.cases), "modes": {}}
+
+        monkeypatch.setattr("haygraph.eval.agent_harness.run_protocol", fake_run)
+        return seen
+
+    def _run(self, tmp_path, *argv):
+        args = _parser().parse_args(
+            ["eval-agent", *argv, "--modes", "hybrid", "--no-answerability", "--store", str(tmp_path / "s")]
+        )
+        return args.func(args)
+
+    def test_handbook_cross_defaults_to_its_tune_cases_grouped_by_direction(self, tmp_path, asked, capsys):
+        assert self._run(tmp_path, "--protocol", "handbook-cross") == 0
+        (protocol,) = asked
+        assert protocol.name == "handbook-cross"
+        assert {c.lang for c in protocol.cases} == {"en->zh", "zh->en"}
+        assert "handbook-cross: 32 cases" in capsys.readouterr().out
+
+    def test_handbook_cross_refuses_the_test_part(self, tmp_path, asked):
+        with pytest.raises(EvalError, match="tune cases"):
+            self._run(tmp_path, "--protocol", "handbook-cross", "--part", "test")
+        assert asked == []
+
+    def test_docs_takes_a_dataset_folder_and_part(self, tmp_path, asked):
+        (tmp_path / "docs" / "pages").mkdir(parents=True)
+        docs = str(tmp_path / "docs")
+        assert self._run(tmp_path, "--protocol", "docs", "--dataset", docs, "--part", "all") == 0
+        (protocol,) = asked
+        assert protocol.paths == [tmp_path / "docs" / "pages"]
+        assert {c.lang for c in protocol.cases} == {"en", "zh"} and len(protocol.cases) >= 48
+
+    def test_docs_without_the_dataset_is_a_typed_error(self, tmp_path, asked):
+        with pytest.raises(EvalError, match="pages"):
+            self._run(tmp_path, "--protocol", "docs", "--dataset", str(tmp_path))
