@@ -34,7 +34,8 @@ VARIANTS: dict[str, tuple[str, bool]] = {
 """`RelevanceConfig` weight field -> (query mode, `bm25_uses_cosine`)."""
 
 # The base signals of each variant's model; all-MiniLM-L6-v2 is English, so the cosine is left out of the
-# Chinese block (a store whose encoder serves zh, multilingual-e5-small, also fits zh_cosine). The normalized BM25 signal is added only if it improves leave-one-out accuracy on tune.
+# Chinese block (a store whose encoder serves zh, multilingual-e5-small, also fits zh_cosine). The
+# normalized BM25 signal is added only if it improves leave-one-out accuracy on tune.
 LEXICAL = ("en_coverage", "en_bias", "zh_coverage", "zh_bias")
 EMBEDDED = ("en_cosine", *LEXICAL)
 BM25_SIGNAL = ("en_bm25", "zh_bm25")
