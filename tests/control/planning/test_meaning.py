@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+import pytest
+
+from haygraph.control.evidence import Evidence
+from haygraph.control.planning.answerability import AnswerabilityModel, Decision, shipped_model
+from haygraph.control.planning.meaning import (
+    COSINE_CEIL,
+    COSINE_FLOOR,
+    MeaningEncoder,
+    key_words,
+    meaning_signals,
+    missing_share,
+    missing_words,
+    scaled_cosine,
+)
+
+
+class FakeEncoder:
+    """Maps each text to a fixed unit vector: questions and passages that share the word 'leave' align."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple[str, ...], bool]] = []
+
+    def embed(self, texts: Sequence[str], *, query: bool) -> list[list[float]]:
+        self.calls.append((tuple(texts), query))
+        out = []
+        for text in texts:
+            if "leave" in text.lower() or "假" in text:
+                out.append([1.0, 0.0])
+            else:
+                out.append([math.cos(1.2), math.sin(1.2)])  # cosine 0.36 to the first
+        return out
+
+
+class TestKeyWords:
+    def test_chinese_words_without_question_words(self):
+        assert key_words("周末晚餐补贴是多少") == ("周末", "晚餐", "补贴")
+        assert "几年" not in key_words("笔记本电脑用满几年可以申请更换？")
+        assert "可以" not in key_words("笔记本电脑用满几年可以申请更换？")
+
+    def test_english_content_words_without_how_phrases(self):
+        assert key_words("How long is the probation period?") == ("probation", "period")
+
+
+class TestMissingWords:
+    def test_the_asked_for_thing_missing_from_every_unit(self):
+        texts = ["工作日午餐补贴每天30元。周末加班午餐补贴每天50元。"]
+        assert missing_words("周末晚餐补贴是多少", texts) == (["晚餐"], 3)
+        assert missing_share("周末午餐补贴是多少", texts) == 0.0
+
+    def test_words_of_another_script_are_not_looked_up(self):
+        # an English question over Chinese evidence is left to the meaning signals
+        assert missing_words("How much is the weekend dinner allowance?", ["周末加班午餐补贴每天50元。"]) == (
+            [],
+            0,
+        )
+
+    def test_english_plural_and_case(self):
+        texts = ["Each employee may order one laptop."]
+        assert missing_share("How many Laptops can I order?", texts) == 0.0
+        assert missing_share("How many monitors can I order?", texts) == 0.5
+
+
+class TestMeaningSignals:
+    def test_scaled_cosine_is_clipped(self):
+        assert scaled_cosine([1.0, 0.0], [1.0, 0.0]) == 1.0
+        assert scaled_cosine([1.0, 0.0], [0.0, 1.0]) == 0.0
+        middle = (COSINE_FLOOR + COSINE_CEIL) / 2
+        assert scaled_cosine([1.0, 0.0], [middle, math.sqrt(1 - middle**2)]) == pytest.approx(0.5)
+
+    def test_best_unit_and_heading_with_an_encoder(self):
+        encoder = FakeEncoder()
+        assert isinstance(encoder, MeaningEncoder)
+        signals = meaning_signals(
+            "How many days of leave?",
+            ["Parking is free.", "Annual leave is 15 days."],
+            ["Leave policy"],
+            ["Leave policy Annual leave is 15 days. Parking is free."],
+            encoder,
+        )
+        assert signals["meaning_unit"] == 1.0 and signals["meaning_heading"] == 1.0
+        assert encoder.calls == [
+            (("How many days of leave?",), True),
+            (("Parking is free.", "Annual leave is 15 days.", "Leave policy"), False),
+        ]
+
+    def test_without_an_encoder_only_missing_words(self):
+        signals = meaning_signals("How many days of leave?", ["Parking is free."], ["Parking"], ["x"], None)
+        assert signals["meaning_unit"] == 0.0 and signals["meaning_heading"] == 0.0
+        assert signals["missing_words"] == 1.0
+
+
+class TestDecision:
+    EVIDENCE: ClassVar[list[Evidence]] = [
+        Evidence(id="1", text="Annual leave is 15 days per year.", score=0.9, source="leave.md")
+    ]
+
+    def test_decide_carries_probability_threshold_and_signals(self):
+        decision = shipped_model().decide("How many days of annual leave?", self.EVIDENCE)
+        assert isinstance(decision, Decision) and decision.rule is None
+        assert decision.answerable == (decision.probability >= decision.threshold)
+        data = decision.to_dict()
+        assert set(data) == {"answerable", "probability", "threshold", "signals", "rule"}
+        assert {"meaning_unit", "missing_words", "coverage"} <= set(data["signals"])
+
+    def test_rules_decide_before_the_model(self):
+        model = shipped_model()
+        assert model.decide("How many days?", []).rule == "no evidence"
+        assert model.decide("为什么？", self.EVIDENCE).rule == "no content terms"
+        refused = model.decide("休暇は何日ですか", self.EVIDENCE)
+        assert refused.rule == "another language" and not refused.answerable
+
+    def test_encoder_goes_with_its_weights(self):
+        encoder = FakeEncoder()
+        model = shipped_model(encoder)
+        assert model.encoder is encoder
+        model.decide("How many days of annual leave?", self.EVIDENCE)
+        assert encoder.calls  # the meaning signals were read
+        assert shipped_model().encoder is None
+        assert AnswerabilityModel(weights={}, encoder=encoder) == AnswerabilityModel(weights={})
