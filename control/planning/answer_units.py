@@ -161,6 +161,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
     current: _Block | None = None  # the block a plain next line continues
     items: list[_Block] = []  # open list items, outermost first
     label = ""
+    section = 0  # index of the first block under the latest heading: nothing attaches across a heading
     for raw in lines:
         if raw.startswith(_CODE):
             if raw[1:].strip():
@@ -178,7 +179,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
             continue
         indent = len(line) - len(line.lstrip())
         if _HEADING.match(line):
-            current, items, label = None, [], ""
+            current, items, label, section = None, [], "", len(blocks)
             continue
         item = _ITEM.match(line)
         body = line[item.end() :] if item else stripped
@@ -187,7 +188,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
             current = None
             continue
         definition = _DEFINITION.match(line)
-        if definition and blocks and blocks[-1].kind == "para" and len(blocks[-1].lines) == 1:
+        if definition and len(blocks) > section and blocks[-1].kind == "para" and len(blocks[-1].lines) == 1:
             term = blocks[-1]
             term.label = term.lines[0].rstrip(":：")
             term.lines = [readable_inline(definition.group(1)).strip()]
@@ -214,8 +215,13 @@ def _blocks(lines: list[str]) -> list[_Block]:
             items.append(block)
             current, label = block, ""
             continue
-        previous = blocks[-1] if blocks else None
-        if previous is not None and previous.kind in ("item", "para") and _VALUE_LEAD.match(content):
+        previous = blocks[-1] if len(blocks) > section else None
+        if (
+            previous is not None
+            and previous.kind in ("item", "para")
+            and not label
+            and _VALUE_LEAD.match(content)
+        ):
             previous.lines.append(content)  # "Default: 30" / "(about 3 months)" after its parameter
             current = previous
             continue

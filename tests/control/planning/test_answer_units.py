@@ -105,3 +105,22 @@ class TestReadableUnits:
         assert glue("年假：", "十二天") == "年假：十二天"
         assert glue("Leave:", "12 days") == "Leave: 12 days"
         assert glue("", "x") == "x"
+
+
+class TestNothingAttachesAcrossAHeading:
+    def test_default_line_after_a_heading_or_a_label_starts_its_own_unit(self) -> None:
+        text = (
+            "- `--timeout`: wait time.\n\n## Retries\n\nDefault: 3 attempts.\n\n"
+            "**backoff**\n\nDefaults to 2 s."
+        )
+        assert answer_units(text) == [
+            "`--timeout`: wait time.",
+            "Default: 3 attempts.",
+            "backoff: Defaults to 2 s.",
+        ]
+
+    def test_definition_needs_its_term_in_the_same_section(self) -> None:
+        assert answer_units("Tenant\n\n## Next\n\n: what it means here.") == [
+            "Tenant",
+            ": what it means here.",
+        ]
