@@ -57,9 +57,13 @@ CHITCHAT_REPLIES = {
         en="I am a knowledge-base assistant: I answer from the documents I retrieve and cite them.",
         zh="我是知识库助手：我根据检索到的文档回答，并注明出处。",
     ),
-    "bye": Bilingual(en="Goodbye!", zh="再见！"),
+    "bye": Bilingual(
+        en="You're welcome. Goodbye, and come back any time you have a question!",
+        zh="好的，再见！有问题随时再来问我。",
+    ),
 }
-"""Replies to chit-chat by kind; none makes a factual claim."""
+"""Replies to chit-chat by kind; none makes a factual claim. "bye" is the closing reply ("thanks, that's
+all", "就这些，谢谢", "bye"): it ends the conversation instead of asking for more."""
 
 # -- answers from evidence (retrieve route) -------------------------------------------------------------
 

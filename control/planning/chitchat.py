@@ -1,4 +1,9 @@
-"""Chit-chat: recognise a message that is only a greeting, thanks or small talk, and reply to it."""
+"""Chit-chat: recognise a message that is only a greeting, thanks, closing or small talk, and reply to it.
+
+A closing ("thanks, that's all", "ok thanks bye", "就这些，谢谢", "没有了，谢谢") is kind "bye" and gets a
+closing reply, not "anything else?"; thanks or a closing followed by a question ("thanks, and what is
+the refund policy?", "好的，那报销要多久？") is a question.
+"""
 
 from __future__ import annotations
 
@@ -10,28 +15,55 @@ from haygraph.control.texts import CHITCHAT_REPLIES
 ChitchatKind = Literal["greeting", "thanks", "identity", "bye"]
 
 _CHITCHAT_EN = {
-    "thanks": ["thank you very much", "thank you so much", "thanks a lot", "thank you", "thanks", "thx"],
+    "thanks": [
+        "thank you very much", "thank you so much", "thanks a lot", "thank you", "thanks", "thx", "ty",
+        "that was helpful", "that helps", "very helpful", "appreciate it",
+    ],
     "identity": ["who are you", "what are you", "what is your name", "what's your name"],
-    "bye": ["goodbye", "good bye", "bye", "see you"],
+    "bye": [
+        "that s all", "that is all", "that will be all", "that s it", "that s everything", "nothing else",
+        "no more questions", "no further questions", "i m done", "i am done", "i m good", "all good",
+        "have a nice day", "have a good day", "goodbye", "good bye", "bye bye", "bye", "see you",
+        "see ya", "take care", "cheers",
+    ],
     "greeting": [
         "good morning", "good afternoon", "good evening", "how are you doing", "how are you",
         "how is it going", "nice to meet you", "hello", "hey", "hi", "yo",
     ],
 }  # fmt: skip
 _CHITCHAT_ZH = {
-    "thanks": ["非常感谢", "多谢", "谢谢", "感谢"],
+    "thanks": ["非常感谢", "多谢", "谢谢", "感谢", "辛苦了"],
     "identity": ["你是谁", "您是谁", "你叫什么"],
-    "bye": ["再见", "拜拜"],
+    "bye": [
+        "没有别的了",
+        "没别的了",
+        "没有其他问题了",
+        "没有问题了",
+        "没问题了",
+        "没有了",
+        "没了",
+        "就这些",
+        "就这样",
+        "先这样",
+        "不用了",
+        "再见",
+        "拜拜",
+        "回头见",
+    ],
     "greeting": ["早上好", "下午好", "晚上好", "你好吗", "您好", "你好", "哈喽", "在吗", "嗨"],
 }
-_CHITCHAT_FILLER = {"there", "again", "so", "much", "very", "bot", "assistant", "ok", "okay", "and"}
-_ZH_FILLER_CHARS = set("啊呀呢吧吗嘛哦哈你您的了们")
+_CHITCHAT_FILLER = {
+    "there", "again", "so", "much", "very", "bot", "assistant", "ok", "okay", "and", "alright", "great",
+    "perfect", "cool", "got", "it", "no", "nope", "fine", "sure", "then", "for", "your", "help", "now",
+}  # fmt: skip
+_ZH_FILLER_CHARS = set("啊呀呢吧吗嘛哦哈你您的了们好嗯行那就先")
 
 
 def chitchat_kind(text: str) -> ChitchatKind | None:
     """Return the kind of chit-chat if the whole message is greeting/thanks/small talk, else None.
 
     "Hi, what is the refund policy?" is not chit-chat: something beyond the phrases must remain empty.
+    A closing outranks thanks ("ok thanks bye" is "bye"), so the reply closes the conversation.
     """
     rest = " " + words_only(text.lower()) + " "
     found: list[str] = []
@@ -48,7 +80,7 @@ def chitchat_kind(text: str) -> ChitchatKind | None:
     leftover = [w for w in rest.split() if w not in _CHITCHAT_FILLER and set(w) - _ZH_FILLER_CHARS]
     if not found or leftover:
         return None
-    for kind in ("identity", "thanks", "bye", "greeting"):
+    for kind in ("identity", "bye", "thanks", "greeting"):
         if kind in found:
             return kind  # type: ignore[return-value]
     return None

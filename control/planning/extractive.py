@@ -1,8 +1,9 @@
-"""Offline extractive answer: the best evidence sentences, each followed by its evidence id.
+"""Offline extractive answer: the best evidence units, each followed by its evidence id.
 
-Used when no chat model is configured and as the fallback when the model fails. Every sentence of
-the answer is copied verbatim from a cited chunk, so the answer can only contain retrieved text;
-instruction-like spans ("SYSTEM: …", "ignore previous instructions") are left out.
+Used when no chat model is configured and as the fallback when the model fails. Every unit of the
+answer is quoted from a cited chunk (`answer_units`: read as text, without Markdown or HTML markup),
+so the answer can only contain retrieved text; instruction-like spans ("SYSTEM: …", "ignore previous
+instructions") are left out.
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ import re
 from dataclasses import dataclass
 
 from haygraph.control.evidence import Evidence
-from haygraph.control.language import CJK_RANGES, CJK_RUN, SENTENCE_END
+from haygraph.control.language import CJK_RUN
+from haygraph.control.planning.answer_units import MAX_TABLE_ROWS as MAX_TABLE_ROWS
+from haygraph.control.planning.answer_units import MAX_UNIT_CHARS, AnswerUnit, chunk_units, glue
+from haygraph.control.planning.answer_units import answer_units as answer_units
+from haygraph.control.planning.answer_units import table_row_text as table_row_text
 from haygraph.control.planning.injection import strip_instructions
 from haygraph.control.texts import INSUFFICIENT_EVIDENCE
 
@@ -32,14 +37,6 @@ _ZH_QUESTION_PHRASES = re.compile(
     "我想知道|想知道|想问|一下|什么样|什么|怎么样|怎么|怎样|如何|为什么|为何|多少|哪些|哪个|哪里|哪儿|的话"
 )
 """Chinese interrogative and politeness phrases: they say how a question is asked, not what about."""
-
-_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|[0-9]+[.)]\s|#{1,6}\s|\|)")
-# Headings, table separator rows and bold-only labels ("**Your first day**") are not answers.
-_NOT_AN_ANSWER = re.compile(r"^(?:#{1,6}\s|[|:\-\s]+$|(?:[-*+]\s+)?\*\*[^*]+\*\*:?$)")
-_LABEL = re.compile(r"^\*\*[^*]+\*\*:?$")
-_MIN_UNIT_CHARS = 6
-_ENUMERATOR = re.compile(r"^[0-9]+[.)]\s+")
-_CJK_EDGE = re.compile(f"[{CJK_RANGES}，。！？；：、）》」』]")
 
 
 @dataclass(frozen=True)
@@ -105,143 +102,16 @@ def question_terms(question: str) -> dict[str, float]:
     return terms(question_text(question))
 
 
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|(?:\s*:?-{2,}:?\s*\|)+\s*$")
-_FAQ_QUESTION = re.compile(r"^\s*(?:\*\*)?\s*(?:问|Q)\s*[：:]\s*(.+?)\s*(?:\*\*)?\s*$")
-_FAQ_ANSWER = re.compile(r"^\s*(?:\*\*)?\s*(?:答|A)\s*[：:]\s*(?:\*\*)?\s*")
-_PLACED = "\x00"
-MAX_TABLE_ROWS = 6
-"""A table with at most this many data rows is quoted whole (one unit); a longer one row by row."""
-
-
-def _cells(row: str) -> list[str]:
-    return [c.strip().replace("**", "") for c in row.strip().strip("|").split("|")]
-
-
-def table_row_text(header: list[str], cells: list[str]) -> str:
-    """One table row quoted with its header: "Continuous service Less than 3 years → 12 working days".
-
-    The first column names the row; the others follow the arrow, each with its header when the table
-    has more than two columns. Without a header the cells are joined with " | ".
-    """
-    if not header or len(header) != len(cells):
-        return " | ".join(c for c in cells if c)
-    first = f"{header[0]} {cells[0]}".strip()
-    if len(cells) == 2:
-        return f"{first} → {cells[1]}"
-    return f"{first} → " + ", ".join(f"{h}: {c}" for h, c in zip(header[1:], cells[1:], strict=True))
-
-
-def _table_units(rows: list[str]) -> list[str]:
-    """A Markdown table's rows quoted with their header.
-
-    A short two-column table is one unit (its rows together answer "how many days do I get": one row
-    per case); any other table gives one unit per row.
-    """
-    if len(rows) >= 2 and _TABLE_SEPARATOR.match(rows[1]):
-        header, data = _cells(rows[0]), [_cells(r) for r in rows[2:]]
-    else:
-        header, data = [], [_cells(r) for r in rows if not _TABLE_SEPARATOR.match(r)]
-    data = [cells for cells in data if any(cells)]
-    if not data:
-        return []
-    if header and len(header) == 2 and len(data) <= MAX_TABLE_ROWS and all(len(c) == 2 for c in data):
-        return [f"{header[0]} → {header[1]}: " + "; ".join(f"{a} → {b}" for a, b in data)]
-    return [table_row_text(header, cells) for cells in data]
-
-
-def _structured_units(lines: list[str]) -> tuple[list[str], list[str]]:
-    """Pull whole tables and FAQ question/answer pairs out of `lines`; return (units, remaining lines).
-
-    A table becomes rows quoted with their header (never half a row or a bare header); an FAQ pair
-    becomes "question answer" without its 问：/答： (Q:/A:) markers or bold, so no marker is spliced
-    into an answer. Each unit's lines are replaced by a placeholder line (`_PLACED` + its index), so
-    units keep their place in document order.
-    """
-    units: list[str] = []
-    rest: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _TABLE_ROW.match(line):
-            j = i
-            while j < len(lines) and _TABLE_ROW.match(lines[j]):
-                j += 1
-            for unit in _table_units(lines[i:j]):
-                rest.extend(["", f"{_PLACED}{len(units)}", ""])
-                units.append(unit)
-            i = j
-            continue
-        question = _FAQ_QUESTION.match(line)
-        if question:
-            j = i + 1
-            answer: list[str] = []
-            while j < len(lines) and lines[j].strip() and not _FAQ_QUESTION.match(lines[j]):
-                answer.append(_FAQ_ANSWER.sub("", lines[j]).strip())
-                j += 1
-            if answer:
-                glue = "" if _CJK_EDGE.match(question.group(1)[-1]) else " "
-                rest.extend(["", f"{_PLACED}{len(units)}", ""])
-                units.append(question.group(1).replace("**", "") + glue + "".join(answer).replace("**", ""))
-                i = j
-                continue
-        rest.append(line)
-        i += 1
-    return units, rest
-
-
-def answer_units(text: str) -> list[str]:
-    """Candidate answer units of a chunk: sentences, table rows with their header, FAQ pairs.
-
-    Tables and FAQ question/answer pairs are taken whole first (`_structured_units`). In the rest,
-    blocks are paragraphs, list items and headings; lines inside a block are joined (with a space
-    between Latin words, nothing between Chinese characters), then split at sentence ends. Headings
-    and bold-only labels are not answers and are left out.
-    """
-    structured, lines = _structured_units(text.splitlines())
-    units: list[str] = []
-    blocks: list[list[str]] = []
-    for line in lines:
-        stripped = line.strip()
-        if stripped.startswith(_PLACED):
-            blocks.extend([[stripped], []])
-        elif not stripped:
-            blocks.append([])
-        elif (
-            _BLOCK_START.match(line)
-            or _LABEL.match(stripped)
-            or not blocks
-            or not blocks[-1]
-            or blocks[-1][0].startswith("#")
-            or _LABEL.match(blocks[-1][-1])
-        ):
-            blocks.append([stripped])
-        else:
-            blocks[-1].append(stripped)
-    for block in blocks:
-        if not block:
-            continue
-        if block[0].startswith(_PLACED):
-            units.append(structured[int(block[0][1:])])
-            continue
-        joined = block[0]
-        for nxt in block[1:]:
-            glue = "" if _CJK_EDGE.match(joined[-1]) and _CJK_EDGE.match(nxt[0]) else " "
-            joined += glue + nxt
-        if joined.startswith("#"):
-            continue  # a heading names a section; it does not answer anything
-        enumerator = _ENUMERATOR.match(joined)
-        head = enumerator.group(0) if enumerator else ""
-        pieces = SENTENCE_END.split(joined[len(head) :])
-        pieces[0] = head + pieces[0]
-        for piece in pieces:
-            piece = piece.strip()
-            if len(piece) >= _MIN_UNIT_CHARS and not _NOT_AN_ANSWER.match(piece):
-                units.append(piece)
-    return units
-
-
 ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "flag": (
+        re.compile(
+            r"\bwhich (?:cli |command[- ]line )?(?:flag|option|switch|command|parameter|argument|setting)\b|"
+            r"\bwhat (?:cli |command[- ]line )?(?:flag|switch|command)\b|"
+            r"\b(?:flag|option|command) (?:do|should) i\b|"
+            r"哪个(?:参数|选项|命令|开关|配置项)|哪条命令|什么(?:参数|选项|命令|开关)|用什么命令"
+        ),
+        re.compile(r"`[^`]+`|(?<![\w-])--?[A-Za-z][\w-]*|^\s*\$\s"),
+    ),
     "duration": (
         re.compile(
             r"\bhow long\b|\bhow much time\b|\bhow many (?:working |calendar |business )?"
@@ -258,6 +128,24 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|\d+\s*[月日号点]|\b\d{4}\b",
             re.IGNORECASE,
         ),
+    ),
+    "size": (
+        re.compile(
+            r"\bhow (?:big|large|heavy)\b|\bwhat(?:'s| is) the (?:maximum |max |file )?size\b|"
+            r"\bsize (?:limit|of)\b|\bhow much (?:disk|space|memory|storage|ram)\b|"
+            r"\bhow many (?:mb|gb|kb|tb|bytes|megabytes|gigabytes)\b|"
+            r"多大|大小|容量|多少(?:mb|gb|kb|兆|字节)|多重|尺寸"
+        ),
+        re.compile(
+            r"\d\s*(?:[KMGTP]i?B|[kmgt]b|bytes?|(?:kilo|mega|giga|tera)bytes?|字节|兆|[KMGT]\b|"
+            r"m²|m2|sqm|square (?:met|feet|foot)|平方米|平米|[cmk]m\b|inch(?:es)?|寸|kg|公斤|克|"
+            r"(?:people|persons|seats|guests)\b|人)",
+            re.IGNORECASE,
+        ),
+    ),
+    "default": (
+        re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省"),
+        re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省", re.IGNORECASE),
     ),
     "number": (
         re.compile(
@@ -286,14 +174,22 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(r"\bfloor\b|\broom\b|\bwing\b|\boffice\b|\bdesk\b|楼|室|厅|区|\b[A-Z][a-z]+"),
     ),
 }
-"""The asked-for answer type: (question pattern, answer-unit pattern), checked in this order."""
+"""The asked-for answer type: (question pattern, answer-unit pattern), checked in this order.
+
+A flag or command name ("which flag…", 哪个参数) is held by a code span or a ``--flag``; a size ("how
+big", 多大, 大小) by a number with a data or physical unit (MB, 平方米, seats); a default value
+("default", 默认) by the word itself ("Defaults to 30", 默认值是 30).
+"""
 
 TYPE_BONUS = 1.5
 """Factor on the score of a unit that holds the asked-for type (a number for "how many", ...)."""
 
 
 def asked_type(question: str) -> str | None:
-    """The type of answer a question asks for (`ASKED_TYPES`: duration, date, number, name, ...), or None."""
+    """The type of answer a question asks for (`ASKED_TYPES`: flag, duration, date, size, default, ...).
+
+    None when the question asks for none of them.
+    """
     for name, (asks, _holds) in ASKED_TYPES.items():
         if asks.search(question.lower()):
             return name
@@ -361,39 +257,68 @@ def candidate_idf(query_terms: dict[str, float], sentences: list[str]) -> dict[s
     }
 
 
+def _quoted_units(units: list[AnswerUnit], kind: str | None) -> list[tuple[str, tuple[int, ...]]]:
+    """The units of one chunk as quotes, each with the positions it covers.
+
+    A unit that does not hold the asked-for `kind` is quoted together with the next unit of its block
+    when that one does ("Logs are kept for a while." + "The default is 90 days."), up to
+    `MAX_UNIT_CHARS`; the next unit stays a candidate of its own too.
+    """
+    quotes: list[tuple[str, tuple[int, ...]]] = []
+    for pos, unit in enumerate(units):
+        nxt = units[pos + 1] if pos + 1 < len(units) else None
+        if (
+            kind is not None
+            and nxt is not None
+            and nxt.block == unit.block
+            and not holds_type(kind, unit.text)
+            and holds_type(kind, nxt.text)
+            and len(unit.text) + 1 + len(nxt.text) <= MAX_UNIT_CHARS
+        ):
+            quotes.append((glue(unit.text, nxt.text), (pos, pos + 1)))
+        else:
+            quotes.append((unit.text, (pos,)))
+    return quotes
+
+
 def extractive_answer(
     query: str, evidence: list[Evidence], *, max_sentences: int = 3, max_evidence: int = 3
 ) -> ExtractiveAnswer | None:
-    """Pick the best 1–`max_sentences` sentences of the top `max_evidence` chunks for `query`.
+    """Pick the best 1–`max_sentences` answer units of the top `max_evidence` chunks for `query`.
 
-    Units (`answer_units`: sentences verbatim except that hard-wrapped lines are joined, table rows
-    quoted with their header, FAQ pairs without markers) are ranked by idf-weighted term overlap
+    Units (`answer_units`: list items with their continuation and default lines, sentences, table rows
+    quoted with their header, FAQ pairs without markers, all read as text without Markdown or HTML
+    markup; a unit without the asked-for type joined by the next one of its block that holds it) are
+    ranked by idf-weighted term overlap
     with the query (plus `CONTEXT_SHARE` of the query terms only their chunk or its heading path holds),
     times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first, earlier
-    sentence first); the best is kept, and after it those scoring at least half of the best whose own
-    score (without what they inherit) is at least `OWN_SHARE` of the best's own score. If no sentence shares a
-    term with the query, the first sentence of the best chunk is used (the chunk passed the relevance check).
-    Each sentence is followed by " [evidence id]". Instruction-like spans of the evidence
+    unit first); the best is kept, and after it those scoring at least half of the best whose own
+    score (without what they inherit) is at least `OWN_SHARE` of the best's own score, and that
+    overlap no unit already quoted. If no unit shares a term with the query, the first unit of the
+    best chunk is used (the chunk passed the relevance check).
+    Each unit is followed by " [evidence id]". Instruction-like spans of the evidence
     (`haygraph.control.planning.injection`) are never candidates: evidence is data, never quoted as an
-    instruction. Returns None when `evidence` is empty or holds no other sentence.
+    instruction. The evidence itself is not changed (its text and offsets stay those of the source).
+    Returns None when `evidence` is empty or holds no unit.
     """
     if not evidence:
         return None
     query_terms = question_terms(query)
+    kind = asked_type(query)
+    chunks = [chunk_units(strip_instructions(item.text)) for item in evidence[:max_evidence]]
     candidates = [
-        (rank, pos, sentence, item.id)
-        for rank, item in enumerate(evidence[:max_evidence])
-        for pos, sentence in enumerate(answer_units(strip_instructions(item.text)))
+        (rank, positions, text, evidence[rank].id)
+        for rank, units in enumerate(chunks)
+        for text, positions in _quoted_units(units, kind)
     ]
     contexts = [" ".join([*item.heading_path, item.text]) for item in evidence[:max_evidence]]
-    idf = candidate_idf(query_terms, [c[2] for c in candidates])
-    kind = asked_type(query)
-    scored: list[tuple[float, int, int, float, str, str]] = []
-    for rank, pos, sentence, ev_id in candidates:
+    idf = candidate_idf(query_terms, [unit.text for units in chunks for unit in units])
+    scored: list[tuple[float, int, tuple[int, ...], float, str, str]] = []
+    for rank, positions, sentence, ev_id in candidates:
         bonus = TYPE_BONUS if holds_type(kind, sentence) else 1.0
         own = sentence_score(query_terms, sentence, idf) * bonus
         inherited = CONTEXT_SHARE * context_score(query_terms, contexts[rank], sentence, idf) * bonus
-        scored.append((own + inherited, rank, pos, own, sentence, ev_id))
+        scored.append((own + inherited, rank, positions, own, sentence, ev_id))
     if not scored:
         return None
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
@@ -403,12 +328,15 @@ def extractive_answer(
         chosen.append((scored[0][4], scored[0][5]))
     else:
         seen: set[str] = set()
-        for score, _rank, _pos, own, sentence, ev_id in scored:
+        covered: set[tuple[int, int]] = set()
+        for score, rank, positions, own, sentence, ev_id in scored:
             if len(chosen) >= max_sentences or score < best / 2:
                 break
+            spots = {(rank, pos) for pos in positions}
             # a further unit must also hold enough of the question itself, not only inherit it
-            if sentence not in seen and (not chosen or own >= OWN_SHARE * best_own):
+            if sentence not in seen and not spots & covered and (not chosen or own >= OWN_SHARE * best_own):
                 seen.add(sentence)
+                covered |= spots
                 chosen.append((sentence, ev_id))
     answer = " ".join(f"{sentence} [{ev_id}]" for sentence, ev_id in chosen)
     ids = list(dict.fromkeys(ev_id for _sentence, ev_id in chosen))

@@ -7,6 +7,7 @@ those the calibrated relevance refuses with a wide margin (best relevance about 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -19,6 +20,7 @@ from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.control.api import RESULT_KEYS, Agent
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Evidence
+from haygraph.control.planning.answer_units import glue
 from haygraph.control.planning.extractive import answer_units
 
 pytestmark = pytest.mark.integration
@@ -122,8 +124,10 @@ class TestRetrieveRoute:
         pairs = cited_sentences(result["answer"])
         assert [i for _, i in pairs] and set(i for _, i in pairs) == set(result["evidence_ids"])
         for sentence, ev_id in pairs:
-            # each unit comes from its chunk: a sentence verbatim, a table quoted with its header, an FAQ pair
-            units = [_norm(u) for u in answer_units(retrieved[ev_id]["text"])]
+            # each quote is a unit of its chunk (an item or sentence read as text, a table quoted with its
+            # header, an FAQ pair), or a unit with the next one that holds the asked-for type
+            found = answer_units(retrieved[ev_id]["text"])
+            units = {_norm(u) for u in found} | {_norm(glue(a, b)) for a, b in itertools.pairwise(found)}
             assert sentence and _norm(sentence) in units, (sentence, ev_id)
         cited_text = " ".join(retrieved[i]["text"] for i in result["evidence_ids"])
         for fact in case["answer_contains"]:

@@ -6,6 +6,7 @@ import pytest
 
 from haygraph.control.planning.chitchat import chitchat_kind, chitchat_reply
 from haygraph.control.planning.routing import route_question
+from haygraph.control.texts import CHITCHAT_REPLIES
 
 
 class TestChitchat:
@@ -26,3 +27,38 @@ class TestChitchat:
     )  # fmt: skip
     def test_chitchat_is_answered_without_retrieval(self, text: str) -> None:
         assert route_question(text).route == "answer"
+
+
+class TestClosings:
+    @pytest.mark.parametrize(
+        "text",
+        ["thanks, that's all", "that's all, thanks", "ok thanks bye", "bye", "Thank you, that is all!",
+         "no, that's it. thanks for your help", "all good, cheers",
+         "就这些，谢谢", "没有了，谢谢", "再见", "好的，就这样吧", "没有别的了，谢谢您"],
+    )  # fmt: skip
+    def test_closings_are_bye_with_a_closing_reply(self, text: str) -> None:
+        assert chitchat_kind(text) == "bye"
+        assert route_question(text).route == "answer"
+        assert chitchat_reply(text) == CHITCHAT_REPLIES["bye"].for_question(text)
+        assert chitchat_reply(text) != CHITCHAT_REPLIES["thanks"].for_question(text)  # no "anything else?"
+
+    @pytest.mark.parametrize("text", ["好的，谢谢", "ok thanks", "great, thank you", "好的谢谢你"])
+    def test_thanks_with_an_ok_is_thanks(self, text: str) -> None:
+        assert chitchat_kind(text) == "thanks"
+        assert route_question(text).route == "answer"
+
+    @pytest.mark.parametrize(
+        "text",
+        ["thanks, and what is the refund policy?", "好的，那报销要多久？", "ok, what is the default timeout?",
+         "that's all I know about the VPN, how do I connect?", "谢谢，没有了的话怎么申请报销？",
+         "is that all?", "no more than how many days?", "好"],
+    )  # fmt: skip
+    def test_questions_after_thanks_or_ok_stay_questions(self, text: str) -> None:
+        assert chitchat_kind(text) is None
+        assert route_question(text).route == "retrieve"
+
+    def test_closing_replies_in_both_languages(self) -> None:
+        assert chitchat_reply("thanks, that's all") == (
+            "You're welcome. Goodbye, and come back any time you have a question!"
+        )
+        assert chitchat_reply("就这些，谢谢") == "好的，再见！有问题随时再来问我。"

@@ -127,25 +127,29 @@ class TestAnswerUnits:
             "  the reception of your local office.\n"
             "- Bring a photo ID.\n"
         )
+        # list markers and bold are markup, not text: the unit is what the rendered page shows
         assert answer_units(text) == [
-            "- Arrive at **09:00** at the reception on **floor 12**, or at the reception of your local "
-            "office.",
-            "- Bring a photo ID.",
+            "Arrive at 09:00 at the reception on floor 12, or at the reception of your local office.",
+            "Bring a photo ID.",
         ]
 
     def test_numbered_item_is_not_split_after_its_number(self) -> None:
         from haygraph.control.planning.extractive import answer_units
 
+        # a list item is one unit; a paragraph is split at sentence ends, never after "1."
         assert answer_units("1. Log in to PeopleHub. Then choose Leave.") == [
-            "1. Log in to PeopleHub.",
-            "Then choose Leave.",
+            "1. Log in to PeopleHub. Then choose Leave."
         ]
+        assert answer_units("1) Log in to PeopleHub. " + "Then choose Leave. " * 20)[0] == (
+            "1) Log in to PeopleHub."
+        )
 
-    def test_chinese_lines_join_without_space_and_labels_are_skipped(self) -> None:
+    def test_chinese_lines_join_without_space_and_labels_name_what_follows(self) -> None:
         from haygraph.control.planning.extractive import answer_units
 
         text = "**婚假**\n员工依法登记结婚的，可享受婚假\n13 天。须在一年内休完。\n|---|---|\n"
-        assert answer_units(text) == ["员工依法登记结婚的，可享受婚假 13 天。", "须在一年内休完。"]
+        # the bare label is not a unit of its own; it names the paragraph's first unit
+        assert answer_units(text) == ["婚假：员工依法登记结婚的，可享受婚假 13 天。", "须在一年内休完。"]
 
 
 LEAVE_CHUNK = """### 2.1 Entitlement
@@ -281,3 +285,98 @@ class TestUnitChoice:
         assert asked_type("操场的定义是什么？") == "definition"
         assert holds_type("definition", "操场是指用以进行步操、阅兵、集会的场地。")
         assert not holds_type("definition", "有盖操场的规模较小。")
+
+
+class TestAskedTypesAdded:
+    def test_size_default_and_flag_questions_in_both_languages(self) -> None:
+        assert asked_type("How big can an attachment be?") == "size"
+        assert asked_type("What is the maximum size of an upload?") == "size"
+        assert asked_type("附件大小有限制吗？") == "size"
+        assert asked_type("上传文件最多多少MB？") == "size"
+        assert asked_type("What is the default timeout?") == "default"
+        assert asked_type("超时时间默认是多少？") == "default"
+        assert asked_type("Which flag turns on verbose output?") == "flag"
+        assert asked_type("Which command rebuilds the index?") == "flag"
+        assert asked_type("哪个参数可以关闭重排？") == "flag"
+        assert asked_type("用什么命令删除文档？") == "flag"
+        # asking about options in general is not asking for a flag
+        assert asked_type("What options do I have for returns?") is None
+
+    def test_units_that_hold_them(self) -> None:
+        assert holds_type("size", "Attachments may be up to 10 MB each.")
+        assert holds_type("size", "单个附件不超过 20MB。")
+        assert holds_type("size", "Room Harbor seats 12 people.")
+        assert not holds_type("size", "Attachments must be PDF files.")
+        assert holds_type("default", "Defaults to 30 seconds.")
+        assert holds_type("default", "默认值是 30 秒。")
+        assert not holds_type("default", "The timeout is configurable.")
+        assert holds_type("flag", "Pass `--verbose` to see more.")
+        assert holds_type("flag", "Use --no-rerank to skip it.")
+        assert not holds_type("flag", "Verbose output helps when debugging.")
+
+
+class TestUnitsThatCarryTheAnswer:
+    def test_sentence_is_quoted_with_the_next_one_holding_the_asked_type(self) -> None:
+        chunk = (
+            "# Logs\nAudit logs are kept on the central log server. They are deleted after 90 days. "
+            "Access needs approval."
+        )
+        result = extractive_answer("How long are audit logs kept?", [ev("ops.md::logs", chunk)])
+        assert result is not None
+        assert result.answer.startswith(
+            "Audit logs are kept on the central log server. They are deleted after 90 days. [ops.md::logs]"
+        )
+
+    def test_no_pairing_when_the_first_sentence_holds_the_type(self) -> None:
+        chunk = "Audit logs are kept for 90 days on the server. They are deleted after 2 years elsewhere."
+        result = extractive_answer("How long are audit logs kept?", [ev("ops.md::logs", chunk)])
+        assert result is not None
+        assert result.answer.split(" [")[0] == "Audit logs are kept for 90 days on the server."
+
+    def test_flag_question_quotes_the_flag_with_its_default(self) -> None:
+        chunk = (
+            "## Options\n\n"
+            "- `--rerank-top-k`: how many fused hits the reranker reads.\n"
+            "  Default: `10`.\n"
+            "- Reranking can be turned off.\n"
+            "  Use `--no-rerank` for that.\n"
+        )
+        result = extractive_answer("Which flag turns reranking off?", [ev("cli.md::opts", chunk)])
+        assert result is not None
+        assert result.answer.startswith(
+            "Reranking can be turned off. Use `--no-rerank` for that. [cli.md::opts]"
+        )
+
+    def test_quoted_units_are_readable_and_the_evidence_is_unchanged(self) -> None:
+        # a source with markup; the chunk is source[120:...] and must stay exactly that
+        source = "x" * 120 + (
+            "## Retention\n\n"
+            '- Logs are kept for <a href="/policy#logs">the retention period</a>.\n'
+            "  Defaults to **90 days** (about 3 months), see [policy](https://p.example).\n"
+            "<!--@include: ./footer.md-->\n"
+        )
+        body = source[120:]
+        item = Evidence(
+            id="ops.md::r", text=body, score=0.8, relevance=0.8, char_start=120, char_end=len(source)
+        )
+        before = item.model_dump()
+        result = extractive_answer("How long are logs kept by default?", [item])
+        assert result is not None
+        assert result.answer == (
+            "Logs are kept for the retention period. Defaults to 90 days (about 3 months), see policy. "
+            "[ops.md::r]"
+        )
+        assert item.model_dump() == before  # text, char_start, char_end untouched
+        assert source[item.char_start : item.char_end] == item.text
+        # every word of the quote stands, in order, in the cited span of the source
+        position = item.char_start or 0
+        for word in result.answer.split(" [")[0].replace(",", " ").replace(".", " ").split():
+            position = source.index(word.strip("()"), position, item.char_end)
+
+    def test_headline_table_still_answers(self) -> None:
+        result = extractive_answer(
+            "How many days of annual leave do I get if I've been with the company for 4 years?",
+            [ev("leave-policy.md::t", LEAVE_CHUNK)],
+        )
+        assert result is not None
+        assert "3 to 9 years → 15 working days" in result.answer

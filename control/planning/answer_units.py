@@ -1,0 +1,305 @@
+"""Answer units: the pieces of a chunk an offline answer quotes, each one that can carry an answer.
+
+A unit is what a reader would quote to answer a question, not a line: a whole list item with its
+continuation lines (and with the lead-in of the item it is nested under: "After the check, refunds
+go back: bank card: 3–7 working days"), a parameter with its description and its default ("Default:
+30" lines, ``- Default: …`` sub-items), a ``**name**`` label or definition term with what follows it,
+a table (or table row) with its header, an FAQ question with its answer, otherwise a sentence — with
+a following "(about 3 months)" / "默认…" piece kept on it. Units are read as text (`readable`: no
+HTML, link targets, include markers or fence lines) and bounded by `MAX_UNIT_CHARS`.
+
+A user study on product documentation found 6 of 9 wrong answers on the right page quoting the first
+line of an item and leaving out the next line that held the value; these rules keep the two together.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from haygraph.control.language import CJK_RANGES, SENTENCE_END
+from haygraph.control.planning.readable import readable_inline, readable_lines
+
+MAX_UNIT_CHARS = 320
+"""Longest unit kept whole: a longer list item (or lead-in plus item) is quoted sentence by sentence."""
+
+MAX_TABLE_ROWS = 6
+"""A table with at most this many data rows is quoted whole (one unit); a longer one row by row."""
+
+_MIN_UNIT_CHARS = 6
+_CJK_EDGE = re.compile(f"[{CJK_RANGES}，。！？；：、）》」』]")
+_ENUMERATOR = re.compile(r"^[0-9]+[.)]\s+")
+_ITEM = re.compile(r"^(\s*)(?:[-*+]|([0-9]+[.)]))\s+(?:\[[ xX]\]\s+)?")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_LABEL = re.compile(r"^\*\*[^*]+\*\*\s*[:：]?$")
+_DEFINITION = re.compile(r"^\s*[:：]\s+(\S.*)$")
+_VALUE_LEAD = re.compile(
+    r"^(?:[(（]|(?:the\s+)?default(?:s|ed)?\b|by default\b|e\.g\.|i\.e\.|默认|缺省|例如|单位[:：])",
+    re.IGNORECASE,
+)
+"""How a piece that belongs to the one before begins: a parenthesis, "Default: …", "默认 …", "e.g."."""
+_NOT_AN_ANSWER = re.compile(r"^[|:\-\s]+$")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|(?:\s*:?-{2,}:?\s*\|)+\s*$")
+_FAQ_QUESTION = re.compile(r"^\s*(?:\*\*)?\s*(?:问|Q)\s*[：:]\s*(.+?)\s*(?:\*\*)?\s*$")
+_FAQ_ANSWER = re.compile(r"^\s*(?:\*\*)?\s*(?:答|A)\s*[：:]\s*(?:\*\*)?\s*")
+_PLACED = "\x00"
+_CODE = "\x01"
+
+
+@dataclass(frozen=True)
+class AnswerUnit:
+    """One quotable unit of a chunk and the block (paragraph, list item, table, FAQ pair) it came from."""
+
+    text: str
+    block: int
+
+
+@dataclass
+class _Block:
+    kind: Literal["item", "para", "code", "placed"]
+    indent: int
+    lines: list[str]
+    label: str = ""
+    lead: str = ""
+    children: int = 0
+    parent: _Block | None = field(default=None, repr=False)
+
+
+def glue(left: str, right: str) -> str:
+    """Join two pieces of text: nothing between Chinese characters, a space otherwise."""
+    if not left or not right:
+        return left + right
+    return left + ("" if _CJK_EDGE.match(left[-1]) and _CJK_EDGE.match(right[0]) else " ") + right
+
+
+def _cells(row: str) -> list[str]:
+    return [readable_inline(c.strip()).strip() for c in row.strip().strip("|").split("|")]
+
+
+def table_row_text(header: list[str], cells: list[str]) -> str:
+    """One table row quoted with its header: "Continuous service Less than 3 years → 12 working days".
+
+    The first column names the row; the others follow the arrow, each with its header when the table
+    has more than two columns. Without a header the cells are joined with " | ".
+    """
+    if not header or len(header) != len(cells):
+        return " | ".join(c for c in cells if c)
+    first = f"{header[0]} {cells[0]}".strip()
+    if len(cells) == 2:
+        return f"{first} → {cells[1]}"
+    return f"{first} → " + ", ".join(f"{h}: {c}" for h, c in zip(header[1:], cells[1:], strict=True))
+
+
+def _table_units(rows: list[str]) -> list[str]:
+    """A table's units: rows quoted with their header.
+
+    A short two-column table is one unit (its rows together answer "how many days": one per case); any
+    other table gives one unit per row.
+    """
+    if len(rows) >= 2 and _TABLE_SEPARATOR.match(rows[1]):
+        header, data = _cells(rows[0]), [_cells(r) for r in rows[2:]]
+    else:
+        header, data = [], [_cells(r) for r in rows if not _TABLE_SEPARATOR.match(r)]
+    data = [cells for cells in data if any(cells)]
+    if not data:
+        return []
+    if header and len(header) == 2 and len(data) <= MAX_TABLE_ROWS and all(len(c) == 2 for c in data):
+        return [f"{header[0]} → {header[1]}: " + "; ".join(f"{a} → {b}" for a, b in data)]
+    return [table_row_text(header, cells) for cells in data]
+
+
+def _structured_units(lines: list[str]) -> tuple[list[str], list[str]]:
+    """Pull whole tables and FAQ question/answer pairs out of `lines`; return (units, remaining lines).
+
+    A table becomes rows quoted with their header (never half a row or a bare header); an FAQ pair
+    becomes "question answer" without its 问：/答： (Q:/A:) markers, so no marker is spliced into an
+    answer. Each unit's lines are replaced by a placeholder line (`_PLACED` + its index), so units keep
+    their place in document order.
+    """
+    units: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _TABLE_ROW.match(line):
+            j = i
+            while j < len(lines) and _TABLE_ROW.match(lines[j]):
+                j += 1
+            for unit in _table_units(lines[i:j]):
+                rest.extend(["", f"{_PLACED}{len(units)}", ""])
+                units.append(unit)
+            i = j
+            continue
+        question = _FAQ_QUESTION.match(line)
+        if question:
+            j = i + 1
+            answer: list[str] = []
+            while j < len(lines) and lines[j].strip() and not _FAQ_QUESTION.match(lines[j]):
+                answer.append(readable_inline(_FAQ_ANSWER.sub("", lines[j])).strip())
+                j += 1
+            if answer:
+                rest.extend(["", f"{_PLACED}{len(units)}", ""])
+                units.append(glue(readable_inline(question.group(1)).strip(), "".join(answer)))
+                i = j
+                continue
+        rest.append(line)
+        i += 1
+    return units, rest
+
+
+def _blocks(lines: list[str]) -> list[_Block]:
+    """Group lines into blocks: list items, paragraphs, code lines, placed tables and FAQ pairs.
+
+    An item takes its wrapped and indented continuation lines, and "Default: …" lines or sub-items
+    (`_VALUE_LEAD`); a nested item under an item ending in a colon takes that item as its lead-in.
+    Headings end a section and are left out; a ``**label**`` line (or a bold-only item) and a
+    definition list's term (``Term`` then ``: definition``) are kept as the label of the block after it.
+    """
+    blocks: list[_Block] = []
+    current: _Block | None = None  # the block a plain next line continues
+    items: list[_Block] = []  # open list items, outermost first
+    label = ""
+    section = 0  # index of the first block under the latest heading: nothing attaches across a heading
+    for raw in lines:
+        if raw.startswith(_CODE):
+            if raw[1:].strip():
+                blocks.append(_Block("code", 0, [raw[1:].strip()]))
+            current = None
+            continue
+        line = raw.expandtabs(4)
+        stripped = line.strip()
+        if not stripped:
+            current = None
+            continue
+        if stripped.startswith(_PLACED):
+            blocks.append(_Block("placed", 0, [stripped]))
+            current, items, label = None, [], ""
+            continue
+        indent = len(line) - len(line.lstrip())
+        if _HEADING.match(line):
+            current, items, label, section = None, [], "", len(blocks)
+            continue
+        item = _ITEM.match(line)
+        body = line[item.end() :] if item else stripped
+        if _LABEL.match(body.strip()):
+            label = readable_inline(body.strip()).strip().rstrip(":：").strip()
+            current = None
+            continue
+        definition = _DEFINITION.match(line)
+        if definition and len(blocks) > section and blocks[-1].kind == "para" and len(blocks[-1].lines) == 1:
+            term = blocks[-1]
+            term.label = term.lines[0].rstrip(":：")
+            term.lines = [readable_inline(definition.group(1)).strip()]
+            current = term
+            continue
+        content = readable_inline(body).strip()
+        if not content:
+            current = None  # an HTML-only line (<div>, </details>) ends a paragraph
+            continue
+        while items and items[-1].indent >= indent and item:
+            items.pop()
+        parent = items[-1] if items and item else None
+        if item and parent is not None and _VALUE_LEAD.match(content):
+            parent.lines.append(content)  # "- Default: 30" under its parameter
+            current = parent
+            continue
+        if item:
+            number = item.group(2)
+            block = _Block("item", indent, [f"{number} {content}" if number else content], label=label)
+            if parent is not None and _joined(parent).endswith((":", "：")):
+                block.parent = parent
+                parent.children += 1
+            blocks.append(block)
+            items.append(block)
+            current, label = block, ""
+            continue
+        previous = blocks[-1] if len(blocks) > section else None
+        if (
+            previous is not None
+            and previous.kind in ("item", "para")
+            and not label
+            and _VALUE_LEAD.match(content)
+        ):
+            previous.lines.append(content)  # "Default: 30" / "(about 3 months)" after its parameter
+            current = previous
+            continue
+        if current is not None:
+            current.lines.append(content)  # a wrapped line continues its paragraph or item
+            continue
+        if previous is not None and previous.kind == "item" and items and indent > items[-1].indent:
+            items[-1].lines.append(content)  # an indented paragraph inside a loose list item
+            current = items[-1]
+            continue
+        items = []
+        block = _Block("para", indent, [content], label=label)
+        blocks.append(block)
+        current, label = block, ""
+    return blocks
+
+
+def _joined(block: _Block) -> str:
+    text = ""
+    for line in block.lines:
+        text = glue(text, line)
+    return text
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentence pieces of a block; a piece that begins like `_VALUE_LEAD` stays on the one before."""
+    enumerator = _ENUMERATOR.match(text)
+    head = enumerator.group(0) if enumerator else ""
+    pieces = [p.strip() for p in SENTENCE_END.split(text[len(head) :]) if p and p.strip()]
+    if not pieces:
+        return []
+    pieces[0] = head + pieces[0]
+    out: list[str] = []
+    for piece in pieces:
+        if out and _VALUE_LEAD.match(piece) and len(out[-1]) + 1 + len(piece) <= MAX_UNIT_CHARS:
+            out[-1] = glue(out[-1], piece)
+        else:
+            out.append(piece)
+    return out
+
+
+def _block_units(block: _Block, structured: list[str]) -> list[str]:
+    if block.kind == "placed":
+        return [structured[int(block.lines[0][1:])]]
+    if block.kind == "code":
+        return block.lines
+    if block.kind == "item" and block.children:
+        return []  # a lead-in ("Refunds go back:") is quoted with each of its items instead
+    text = _joined(block)
+    if block.parent is not None:
+        lead = _joined(block.parent)
+        if len(lead) + 1 + len(text) <= MAX_UNIT_CHARS:
+            text = glue(lead, text)
+    pieces = [text] if block.kind == "item" and len(text) <= MAX_UNIT_CHARS else _sentences(text)
+    if block.label and pieces:
+        sep = "：" if _CJK_EDGE.match(block.label[-1]) else ": "
+        pieces[0] = f"{block.label}{sep}{pieces[0]}"
+    return pieces
+
+
+def chunk_units(text: str) -> list[AnswerUnit]:
+    """The answer units of a chunk, in document order, each with the index of its block.
+
+    Tables and FAQ pairs are taken whole first; the rest is grouped into blocks (`_blocks`) and each
+    block quoted whole (a list item up to `MAX_UNIT_CHARS`) or sentence by sentence. Headings, bare
+    labels, separator rows and pieces shorter than 6 characters are not units.
+    """
+    marked = [f"{_CODE}{line}" if is_code else line for line, is_code in readable_lines(text)]
+    structured, lines = _structured_units(marked)
+    units: list[AnswerUnit] = []
+    for index, block in enumerate(_blocks(lines)):
+        for piece in _block_units(block, structured):
+            piece = piece.strip()
+            if len(piece) >= _MIN_UNIT_CHARS and not _NOT_AN_ANSWER.match(piece):
+                units.append(AnswerUnit(piece, index))
+    return units
+
+
+def answer_units(text: str) -> list[str]:
+    """Candidate answer units of a chunk as text (`chunk_units` without their block indices)."""
+    return [unit.text for unit in chunk_units(text)]
