@@ -20,10 +20,10 @@ from typing import Any
 
 from haygraph.adapters.cli_settings import (
     add_settings_arguments,
+    add_top_k_argument,
     describe_settings,
     filters_from_pairs,
     open_knowledge_base,
-    positive_int,
     settings_layers,
 )
 
@@ -234,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="print the ranked chunks for a query")
     p.add_argument("query")
     p.add_argument("--store", required=True)
-    p.add_argument("--top-k", type=positive_int, help="at most this many results")
+    add_top_k_argument(p)
     p.add_argument("--mode", choices=["hybrid", "bm25", "dense"], help="override the retrieval mode")
     add_settings_arguments(p, filters=True)
     p.add_argument(

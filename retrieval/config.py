@@ -49,6 +49,10 @@ MAX_CONFIG_DEPTH = 32
 MAX_CONFIG_NODES = 10_000
 """Most values (counting every mapping entry and list item, aliases expanded) in a config file."""
 
+MAX_TOP_K = 10_000
+"""Largest number of results a query may ask for (``query.top_k``, ``cut.max_keep``/``min_keep``,
+``reranker.top_k_in``; ``search --top-k``)."""
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -196,7 +200,7 @@ class RerankerConfig(_Section):
     model: str | None = Field(
         default=None, description="Cross-encoder name or local path; None = no reranker."
     )
-    top_k_in: int = Field(default=10, gt=0, le=10_000, description="How many fused results are reranked.")
+    top_k_in: int = Field(default=10, gt=0, le=MAX_TOP_K, description="How many fused results are reranked.")
     retrieval_weight: float | None = Field(
         default=None,
         ge=0,
@@ -221,8 +225,8 @@ class CutConfig(_Section):
 
     enabled: bool = True
     drop_ratio: float = Field(default=0.5, gt=0, lt=1)
-    max_keep: int = Field(default=5, gt=0, le=10_000)
-    min_keep: int = Field(default=1, gt=0, le=10_000)
+    max_keep: int = Field(default=5, gt=0, le=MAX_TOP_K)
+    min_keep: int = Field(default=1, gt=0, le=MAX_TOP_K)
     scale: Literal["auto", "score", "relevance"] = Field(
         default="auto",
         description="What the cut compares: the calibrated `relevance` (an absolute probability), the "
@@ -317,7 +321,9 @@ class QueryConfig(_Section):
     """Query pipeline: which retrievers, how they are fused, reranked and cut."""
 
     mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
-    top_k: int = Field(default=5, gt=0, le=10_000, description="Results returned when the cut is disabled.")
+    top_k: int = Field(
+        default=5, gt=0, le=MAX_TOP_K, description="Results returned when the cut is disabled."
+    )
     fusion: FusionConfig = FusionConfig()
     reranker: RerankerConfig = RerankerConfig()
     cut: CutConfig = CutConfig()
