@@ -27,7 +27,7 @@ from haygraph.adapters.cli_settings import (
 from haygraph.eval.errors import EvalError
 from haygraph.retrieval import config as retrieval_config
 from haygraph.retrieval.config import RetrievalConfig
-from haygraph.retrieval.errors import ConfigError
+from haygraph.retrieval.errors import ConfigError, CorruptStoreError
 from tests.retrieval.store_helpers import small_store
 
 BM25_QUERY = {"mode": "bm25", "cut": {"max_keep": 3}}
@@ -234,6 +234,23 @@ class TestParser:
         out = json.loads(capsys.readouterr().out)
         assert [r["id"] for r in out["results"]] == ["d1"]
         assert out["settings"]["mode"] == "bm25" and out["settings"]["sources"]["top_k"] == "flag"
+
+
+class TestCorruptStoreMessage:
+    def test_corrupt_embeddings_are_one_short_line_and_numpy_text_only_under_debug(self, tmp_path, capsys):
+        store = _store(tmp_path)
+        npy = store / (store / "CURRENT").read_text().strip() / "embeddings.npy"
+        npy.write_bytes(b"\x80\x04" + b"x" * 600)  # numpy explains pickled data at length
+        assert main(["search", "leave", "--store", str(store)]) == 2
+        line = _one_error_line(capsys.readouterr().err)
+        assert line == (
+            f"error: store {store} is corrupt: {npy} is unreadable or truncated (ValueError). Fix: "
+            f"re-index — delete {store} and run `haygraph index PATH... --store {store}` again (or index "
+            "into a new directory)"
+        )
+        with pytest.raises(CorruptStoreError) as info:  # --debug: the traceback, numpy's text in the cause
+            main(["search", "leave", "--store", str(store), "--debug"])
+        assert "pickled" in str(info.value.__cause__)
 
 
 class TestFastHelp:
