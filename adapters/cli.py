@@ -262,6 +262,7 @@ def _known_errors() -> tuple[type[BaseException], ...]:
         ("haygraph.retrieval.errors", "RetrievalError"),
         ("haygraph.control.errors", "ControlError"),
         ("haygraph.eval.errors", "EvalError"),
+        ("haygraph.adapters.errors", "AdapterError"),
         ("haygraph.adapters.service.errors", "ServiceError"),
     ):
         try:
