@@ -154,7 +154,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     """Search a store with its settings (over them: --config, --tuned, --mode, --top-k); print the ranking."""
     layers = settings_layers(args.config, args.tuned, mode=args.mode, top_k=args.top_k)
-    kb = open_knowledge_base(_store_dir(args.store), layers)
+    kb = open_knowledge_base(_store_dir(args.store) if args.store else None, layers)
     settings = describe_settings(kb, layers)
     result = kb.search(args.query, filters=filters_from_pairs(args.filter))
     if args.json:
@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="print the ranked chunks for a query")
     p.add_argument("query")
-    p.add_argument("--store", required=True)
+    p.add_argument("--store", help="store directory (not needed when --config names a Qdrant store)")
     add_top_k_argument(p)
     p.add_argument("--mode", choices=["hybrid", "bm25", "dense"], help="override the retrieval mode")
     add_settings_arguments(p, filters=True)

@@ -200,12 +200,26 @@ def naming_config_flag(layers: Sequence[Layer]) -> Iterator[None]:
         raise ConfigError(f"--config {files[0]}: {exc}" if files else str(exc)) from exc
 
 
-def open_knowledge_base(store: str | Path, layers: Sequence[Layer]) -> KnowledgeBase:
-    """`KnowledgeBase.open` with the layers' settings over the store's."""
+def open_knowledge_base(store: str | Path | None, layers: Sequence[Layer]) -> KnowledgeBase:
+    """`KnowledgeBase.open` with the layers' settings over the store's.
+
+    `store` (``--store``) may be None only when ``--config`` names a Qdrant store (``store.backend:
+    qdrant``): the collection is the store then, as the README's Qdrant section says.
+
+    Raises:
+        ConfigError: no `store` and no Qdrant config.
+
+    """
+    from haygraph.retrieval.errors import ConfigError
     from haygraph.retrieval.knowledge_base import KnowledgeBase
 
+    config = given_config(layers)
+    if store is None and (config is None or config.store.backend != "qdrant"):
+        raise ConfigError(
+            "--store is required, unless --config names a Qdrant store (store: {backend: qdrant})"
+        )
     with naming_config_flag(layers):
-        return KnowledgeBase.open(store, given_config(layers))
+        return KnowledgeBase.open(store, config)
 
 
 # -- report ----------------------------------------------------------------------------------------
