@@ -20,10 +20,10 @@ from typing import Any
 
 from haygraph.adapters.cli_settings import (
     add_settings_arguments,
+    add_top_k_argument,
     describe_settings,
     filters_from_pairs,
     open_knowledge_base,
-    positive_int,
     settings_layers,
 )
 
@@ -155,7 +155,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     """Search a store with its settings (over them: --config, --tuned, --mode, --top-k); print the ranking."""
     layers = settings_layers(args.config, args.tuned, mode=args.mode, top_k=args.top_k)
-    kb = open_knowledge_base(_store_dir(args.store), layers)
+    kb = open_knowledge_base(_store_dir(args.store) if args.store else None, layers)
     settings = describe_settings(kb, layers)
     result = kb.search(args.query, filters=filters_from_pairs(args.filter))
     if args.json:
@@ -234,8 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="print the ranked chunks for a query")
     p.add_argument("query")
-    p.add_argument("--store", required=True)
-    p.add_argument("--top-k", type=positive_int, help="at most this many results")
+    p.add_argument("--store", help="store directory (not needed when --config names a Qdrant store)")
+    add_top_k_argument(p)
     p.add_argument("--mode", choices=["hybrid", "bm25", "dense"], help="override the retrieval mode")
     add_settings_arguments(p, filters=True)
     p.add_argument(
@@ -263,6 +263,7 @@ def _known_errors() -> tuple[type[BaseException], ...]:
         ("haygraph.retrieval.errors", "RetrievalError"),
         ("haygraph.control.errors", "ControlError"),
         ("haygraph.eval.errors", "EvalError"),
+        ("haygraph.adapters.errors", "AdapterError"),
         ("haygraph.adapters.service.errors", "ServiceError"),
     ):
         try:

@@ -39,15 +39,40 @@ _FIELD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(\.[A-Za-z0-9_][A-Za-z0-9_-]*)*"
 
 
 # -- argument types and flags ----------------------------------------------------------------------
-def positive_int(text: str) -> int:
-    """Argparse type: an integer > 0 (argparse names the flag in the error)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
+MAX_TOP_K = 10_000
+"""`haygraph.retrieval.config.MAX_TOP_K`, repeated so that building the parser imports no pydantic (a test
+checks they are equal)."""
+
+
+class TopKAction(argparse.Action):
+    """``--top-k N``: a whole number from 1 to `MAX_TOP_K`; else one error naming the flag and the range.
+
+    An action rather than a `type`: the query settings' own check would report ``query.top_k`` and
+    ``query.cut.max_keep`` (which the flag also sets), not the flag the user typed.
+    """
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        """Store the value as an int, or stop with ``--top-k must be between 1 and 10000, got '…'``."""
+        try:
+            value = int(values)
+        except (TypeError, ValueError):
+            value = 0
+        if not 1 <= value <= MAX_TOP_K:
+            parser.error(f"{option_string or '--top-k'} must be between 1 and {MAX_TOP_K}, got {values!r}")
+        setattr(namespace, self.dest, value)
+
+
+def add_top_k_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--top-k N`` (1 to `MAX_TOP_K`) to a command's parser."""
+    parser.add_argument(
+        "--top-k", action=TopKAction, metavar="N", help=f"at most this many results (1 to {MAX_TOP_K})"
+    )
 
 
 def filter_pair(text: str) -> tuple[str, str]:
@@ -175,12 +200,26 @@ def naming_config_flag(layers: Sequence[Layer]) -> Iterator[None]:
         raise ConfigError(f"--config {files[0]}: {exc}" if files else str(exc)) from exc
 
 
-def open_knowledge_base(store: str | Path, layers: Sequence[Layer]) -> KnowledgeBase:
-    """`KnowledgeBase.open` with the layers' settings over the store's."""
+def open_knowledge_base(store: str | Path | None, layers: Sequence[Layer]) -> KnowledgeBase:
+    """`KnowledgeBase.open` with the layers' settings over the store's.
+
+    `store` (``--store``) may be None only when ``--config`` names a Qdrant store (``store.backend:
+    qdrant``): the collection is the store then, as the README's Qdrant section says.
+
+    Raises:
+        ConfigError: no `store` and no Qdrant config.
+
+    """
+    from haygraph.retrieval.errors import ConfigError
     from haygraph.retrieval.knowledge_base import KnowledgeBase
 
+    config = given_config(layers)
+    if store is None and (config is None or config.store.backend != "qdrant"):
+        raise ConfigError(
+            "--store is required, unless --config names a Qdrant store (store: {backend: qdrant})"
+        )
     with naming_config_flag(layers):
-        return KnowledgeBase.open(store, given_config(layers))
+        return KnowledgeBase.open(store, config)
 
 
 # -- report ----------------------------------------------------------------------------------------

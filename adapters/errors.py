@@ -13,3 +13,10 @@ class AdapterError(Exception):
 
 class ScopeError(AdapterError, ValueError):
     """A tenant or a filter given to a retrieval surface is invalid; the message names it and the fix."""
+
+
+class UnusableDatabaseError(AdapterError, ValueError):
+    """A database file the adapters keep (the example orders database) is not a usable SQLite database.
+
+    The message names the file and what to do with it.
+    """

@@ -22,6 +22,8 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from haygraph.adapters.errors import UnusableDatabaseError
+
 TICKET_CATEGORIES = ("delivery", "damaged_item", "refund", "address_change", "other")
 ADDRESS_CHANGEABLE_STATUSES = ("pending", "processing")
 
@@ -109,11 +111,23 @@ class OrdersDatabase:
         self._init_lock = threading.Lock()
         with self._init_lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as conn:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.executescript(_SCHEMA)
-                if seed:
-                    self._seed(conn, _seed_rows())
+            try:
+                with self._connect() as conn:
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.executescript(_SCHEMA)
+                    if seed:
+                        self._seed(conn, _seed_rows())
+            except sqlite3.OperationalError as exc:  # locked by another process, read-only, no permission
+                raise UnusableDatabaseError(
+                    f"{self.path}: the example orders database of --example-tools cannot be opened ({exc}); "
+                    "check its permissions and that no other process holds it"
+                ) from exc
+            except sqlite3.DatabaseError as exc:  # not a database ("file is not a database"), or corrupt
+                raise UnusableDatabaseError(
+                    f"{self.path} cannot be used as the example orders database ({exc}); it is created by "
+                    "--example-tools: move it away or delete it and a fresh demo database is made, or run "
+                    "without --example-tools"
+                ) from exc
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

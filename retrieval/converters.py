@@ -33,6 +33,7 @@ from haygraph.retrieval.errors import (
     UnreadableFileError,
     UnsupportedFileError,
 )
+from haygraph.retrieval.file_reading import MAX_FILE_BYTES, check_regular_file, read_regular_file
 from haygraph.retrieval.office_formats import OFFICE_EXTENSIONS, join_pages, read_office
 
 __all__ = ["SUPPORTED_EXTENSIONS", "MultiFormatConverter", "html_to_markdown", "read_beir_corpus"]
@@ -247,7 +248,7 @@ def _expand(source: str | Path) -> tuple[list[tuple[Path, str]], list[str]]:
                     f"{file}: unsupported file type {file.suffix.lower() or '(none)'!r}; use {_extensions()}"
                 )
             elif not file.is_file():
-                skipped.append(f"{file}: not a regular file")
+                skipped.append(f"{file}: not a regular file (a FIFO, device or socket is never read)")
             else:
                 found.append((file.resolve(), file.relative_to(path).as_posix()))
     if not found:
@@ -255,13 +256,13 @@ def _expand(source: str | Path) -> tuple[list[tuple[Path, str]], list[str]]:
     return sorted(found, key=lambda item: item[1]), sorted(skipped)
 
 
-def _source_hash(path: Path, meta_key: bytes) -> str | None:
-    """sha256 of a file's bytes and the caller's meta (None when unreadable: conversion reports it)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return hashlib.sha256(data + b"\x00" + meta_key).hexdigest()
+def _check_type(path: Path) -> None:
+    """Raise `UnsupportedFileError` for an extension no converter handles (before the file is read)."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_EXTENSIONS:
+        raise UnsupportedFileError(
+            f"{path}: unsupported file type {suffix or '(none)'!r}; use {_extensions()}"
+        )
 
 
 def _extensions() -> str:
@@ -297,24 +298,36 @@ class MultiFormatConverter:
     ``known_sources`` already holds the file (by resolved path), in which case it keeps that id, so one
     file never gets two ids. Two different files may not share an id (`SourceConflictError`).
 
-    A file found in a directory that cannot be read (corrupt, password-protected: `UnreadableFileError`)
-    is always skipped and listed, so the rest of the directory is indexed. Otherwise, with
+    Only regular files are read, and only up to ``max_file_bytes`` (default `MAX_FILE_BYTES`, 200 MiB,
+    checked before reading): a FIFO, device or socket is never opened for reading, so it cannot hang or
+    exhaust memory (`NotRegularFileError`, `FileTooLargeError`, both `UnreadableFileError`).
+
+    A file found in a directory that cannot be read (corrupt, password-protected, too large, not a
+    regular file: `UnreadableFileError`) is always skipped and listed, so the rest of the directory is
+    indexed. Otherwise, with
     ``strict=True`` the first bad input raises (`UnsupportedFileError`, `UnreadableFileError`,
     `EmptyDocumentError`, `SourceConflictError`, or `EmptyCorpusError` for a directory without supported
     files); with ``strict=False`` it is skipped with a warning and listed in ``skipped`` too.
     """
 
-    def __init__(self, encoding: str = "utf-8", strict: bool = True) -> None:
+    def __init__(
+        self, encoding: str = "utf-8", strict: bool = True, max_file_bytes: int = MAX_FILE_BYTES
+    ) -> None:
         try:
             "".encode(encoding)
         except LookupError as exc:
             raise ValueError(f"encoding must be a known codec, but got {encoding!r}") from exc
+        if isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int) or max_file_bytes <= 0:
+            raise ValueError(f"max_file_bytes must be an integer > 0, but got {max_file_bytes!r}")
         self.encoding = encoding
         self.strict = strict
+        self.max_file_bytes = max_file_bytes
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize this component to a dictionary."""
-        return default_to_dict(self, encoding=self.encoding, strict=self.strict)
+        return default_to_dict(
+            self, encoding=self.encoding, strict=self.strict, max_file_bytes=self.max_file_bytes
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MultiFormatConverter:
@@ -371,14 +384,16 @@ class MultiFormatConverter:
                             "instead (ids are paths relative to the directory you index), or remove that "
                             "source first"
                         )
-                    digest = _source_hash(path, meta_key)
-                    if digest is not None and hashes.get(source_id) == digest:
+                    check_regular_file(path, self.max_file_bytes)  # a FIFO or a device is named as such
+                    _check_type(path)
+                    data = read_regular_file(path, self.max_file_bytes)  # never a FIFO, device or huge file
+                    digest = hashlib.sha256(data + b"\x00" + meta_key).hexdigest()
+                    if hashes.get(source_id) == digest:
                         unchanged.append(source_id)
                         taken[source_id] = str(path)
                         continue
-                    converted[path] = (*self._convert(path), source_id)
-                    if digest is not None:
-                        digests[path] = digest
+                    converted[path] = (*self._convert(path, data), source_id)
+                    digests[path] = digest
                 except UnreadableFileError as exc:
                     # a corrupt or locked file found in a folder is reported; the folder's rest is indexed
                     self._skip_or_raise(exc, skipped, force=walked)
@@ -411,23 +426,23 @@ class MultiFormatConverter:
         if str(exc) not in skipped:
             skipped.append(str(exc))
 
-    def _convert(self, path: Path) -> tuple[str, list[int] | None]:
-        """Read one file; return its text (Markdown-like for HTML) and its pages' start offsets, if any."""
+    def _convert(self, path: Path, data: bytes) -> tuple[str, list[int] | None]:
+        """Convert one file (`data`: its bytes, already read); return its text and its pages' start offsets.
+
+        PDF and office libraries open the path themselves: it is checked again to be a regular file
+        within the size limit just before (it could have been swapped since `data` was read).
+        """
         suffix = path.suffix.lower()
-        if suffix not in SUPPORTED_EXTENSIONS:
-            raise UnsupportedFileError(
-                f"{path}: unsupported file type {suffix or '(none)'!r}; use {_extensions()}"
-            )
-        if not path.is_file():
-            raise UnreadableFileError(f"{path}: file does not exist or is not a regular file")
         starts: list[int] | None = None
         try:
             if suffix == ".pdf":
+                check_regular_file(path, self.max_file_bytes)
                 text, starts = _read_pdf(path)
             elif suffix in OFFICE_EXTENSIONS:
+                check_regular_file(path, self.max_file_bytes)
                 text, starts = read_office(path)
             else:
-                text = path.read_bytes().decode(self.encoding).lstrip("\ufeff")
+                text = data.decode(self.encoding).lstrip("\ufeff")
         except UnicodeDecodeError as exc:
             raise UnreadableFileError(f"{path}: cannot decode as {self.encoding}: {exc.reason}") from exc
         except InputError:
@@ -458,7 +473,7 @@ def read_beir_corpus(
     :param path: The corpus file.
     :param limit: Read at most this many documents (must be > 0).
     :param keep_empty: Return records without title and text too (content ``""``) instead of skipping them.
-    :raises UnreadableFileError: The file is missing or not UTF-8.
+    :raises UnreadableFileError: The file is missing, not a regular file (a FIFO, a device) or not UTF-8.
     :raises InputError: A line is not a JSON object with a string ``_id`` and string ``title``/``text``,
         or repeats an ``_id``; the message starts with ``path:line:``.
     :raises EmptyCorpusError: The corpus holds no document.
@@ -466,6 +481,7 @@ def read_beir_corpus(
     if limit is not None and limit <= 0:
         raise ValueError(f"limit must be > 0 or None, but got {limit}")
     path = Path(path)
+    check_regular_file(path, limit=None)  # streamed line by line: no size limit, but never a FIFO or device
     documents: list[Document] = []
     seen: set[str] = set()
     empty = 0

@@ -32,6 +32,14 @@ class UnreadableFileError(InputError):
     """A file does not exist, cannot be read or cannot be decoded."""
 
 
+class NotRegularFileError(UnreadableFileError):
+    """A path names a FIFO, device, socket or directory where a regular file is needed: it is never read."""
+
+
+class FileTooLargeError(UnreadableFileError):
+    """A file is larger than the size limit for reading it (checked before reading)."""
+
+
 class EmptyDocumentError(InputError):
     """A file or document has no text content."""
 

@@ -24,6 +24,7 @@ from haygraph.retrieval.errors import (
     ConfigError,
     EmptyCorpusError,
     InputError,
+    ModelUnavailableError,
     QueryError,
     RetrievalError,
 )
@@ -32,6 +33,7 @@ from haygraph.retrieval.pipelines import (
     QueryPipelineInfo,
     build_indexing_pipeline,
     build_query_pipeline,
+    check_reranker,
     check_top_k,
     query_inputs,
 )
@@ -314,6 +316,7 @@ class KnowledgeBase:
         with self.writing():
             self._adopt_saved_embedder()
             self._check_compatible()
+            self._check_saveable()
             pipe = build_indexing_pipeline(self.config, self.store, from_files=True, progress_bar=progress)
             data = {
                 "converter": {
@@ -347,6 +350,7 @@ class KnowledgeBase:
         with self.writing():
             self._adopt_saved_embedder()
             self._check_compatible()
+            self._check_saveable()
             pipe = build_indexing_pipeline(self.config, self.store, from_files=False, progress_bar=progress)
             return self._run_indexing(pipe, {"cleaner": {"documents": list(documents)}}, save)
 
@@ -475,6 +479,32 @@ class KnowledgeBase:
                 f"differ from {wanted_backend!r}'s; {fix}"
             )
 
+    def _check_saveable(self) -> None:
+        """Refuse to make a reranker that cannot load the store's default (every default search needs it).
+
+        Checked before anything is indexed, for a reranker the store does not hold yet; one it already
+        holds (saved before this check, or deleted since) is skipped at query time instead (`runner`).
+        With ``on_unavailable: skip`` a model missing offline is accepted: searches then say it was skipped.
+        """
+        reranker = self.config.query.reranker
+        if reranker.model is None or reranker.model == self._saved_reranker():
+            return
+        try:
+            check_reranker(reranker)
+        except (ModelUnavailableError, ConfigError) as exc:
+            if isinstance(exc, ModelUnavailableError) and reranker.on_unavailable == "skip":
+                return
+            raise ConfigError(
+                f"query.reranker.model {reranker.model!r} cannot be saved as the store's default: {exc}; "
+                "nothing was indexed or saved"
+            ) from exc
+
+    def _saved_reranker(self) -> str | None:
+        """The reranker model the store's saved config names (None: none, or no saved config)."""
+        query = (self.store.meta.get("config") or {}).get("query") or {}
+        model = (query.get("reranker") or {}).get("model")
+        return model if isinstance(model, str) else None
+
     def remove_sources(
         self, sources: str | Sequence[str], *, tenant: str | None = None, save: bool = True
     ) -> RemovalReport:
@@ -526,13 +556,37 @@ class KnowledgeBase:
         q = query or self.config.query
         key = q.model_dump_json()
         if key not in self._runners:
+            q, note = self._without_unloadable_saved_reranker(q)
             pipe, info = build_query_pipeline(self.config, self.store, q)
+            if note:
+                info.reranked = False
+                info.notes.append(note)
             if "text_embedder" in pipe.graph.nodes:
                 embedder = pipe.get_component("text_embedder")
                 if isinstance(embedder, QueryEmbedder):  # one query embedding for every pipeline
                     embedder.share_memo(self._query_memo)
             self._runners[key] = QueryRunner(pipe, info)
         return self._runners[key]
+
+    def _without_unloadable_saved_reranker(self, q: QueryConfig) -> tuple[QueryConfig, str | None]:
+        """`q` without its reranker, and a note, if that reranker is the store's default and cannot load.
+
+        A store saved before `_check_saveable` existed, or whose reranker model was deleted since, would
+        otherwise fail every default search; it searches without reranking instead, and says so. A
+        reranker the caller chose (another model) keeps its `on_unavailable` behaviour.
+        """
+        if q.reranker.model is None or q.reranker.model != self._saved_reranker():
+            return q, None
+        try:
+            check_reranker(q.reranker)
+        except (ModelUnavailableError, ConfigError) as exc:
+            note = (
+                f"reranker skipped: the store's default reranker cannot be loaded ({exc}); results are not "
+                "reranked. Fix: re-index with a --config whose query.reranker.model loads (or is null)"
+            )
+            logger.warning("%s", note)
+            return q.model_copy(update={"reranker": q.reranker.model_copy(update={"model": None})}), note
+        return q, None
 
     def search(
         self,

@@ -37,7 +37,7 @@ from haystack.document_stores.types import DuplicatePolicy
 from haygraph.retrieval.bm25_retriever import FastBM25Retriever
 from haygraph.retrieval.chunk_ids import ChunkIdentifier, ContentDeduplicator
 from haygraph.retrieval.chunk_positions import ChunkLocator
-from haygraph.retrieval.config import QueryConfig, RetrievalConfig
+from haygraph.retrieval.config import QueryConfig, RerankerConfig, RetrievalConfig
 from haygraph.retrieval.converters import MultiFormatConverter
 from haygraph.retrieval.cross_encoder_ranker import BlendedSimilarityRanker, model_retrieval_weight
 from haygraph.retrieval.dense_retriever import FastEmbeddingRetriever
@@ -445,6 +445,21 @@ def check_cross_encoder(path: str) -> None:
             "architectures, not a *ForSequenceClassification model (an embedding model cannot rerank); train "
             "one with `haygraph train-reranker --dataset DIR --split train --out DIR`"
         )
+
+
+def check_reranker(reranker: RerankerConfig) -> str | None:
+    """The loadable path of `reranker.model` (None without a reranker), checked as `_build_reranker` does.
+
+    Raises:
+        ModelUnavailableError: the model is not available offline (whatever `on_unavailable` says).
+        ConfigError: the model is not a cross-encoder (`check_cross_encoder`).
+
+    """
+    if reranker.model is None:
+        return None
+    path = resolve_model(reranker.model, kind="reranker model")
+    check_cross_encoder(path)
+    return path
 
 
 def _build_reranker(q: QueryConfig, info: QueryPipelineInfo) -> Any:

@@ -199,7 +199,8 @@ def _read_matrix(root: Path, path: Path, count: int, dim: int | None) -> np.ndar
             root, path, f"is missing (manifest.json records {count} embeddings of size {dim})"
         ) from exc
     except Exception as exc:  # truncated (EOFError), not .npy (ValueError), pickled objects, I/O errors
-        raise _corrupt(root, path, f"is unreadable or truncated ({type(exc).__name__}: {exc})") from exc
+        # numpy's own text (often hundreds of characters of header) stays in the cause: `--debug` shows it
+        raise _corrupt(root, path, f"is unreadable or truncated ({type(exc).__name__})") from exc
     if not isinstance(matrix, np.ndarray) or matrix.dtype != np.float32 or matrix.shape != (count, dim):
         raise _corrupt(
             root,

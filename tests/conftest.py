@@ -10,8 +10,10 @@ re-indexing) take `handbook_store_copy` instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,18 @@ def handbook_store_copy(handbook_store: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "store"
     shutil.copytree(handbook_store, copy)
     return copy
+
+
+@pytest.fixture()
+def fifo(tmp_path: Path) -> Iterator[Path]:
+    """A FIFO named ``docs/notes.md``; afterwards a reader stuck on it (a regression) is released."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    path = folder / "notes.md"
+    os.mkfifo(path)
+    yield path
+    with contextlib.suppress(OSError):  # ENXIO: nobody is reading it, as it should be
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

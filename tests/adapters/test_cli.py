@@ -20,6 +20,7 @@ from haygraph.adapters.agent import build_agent
 from haygraph.adapters.cli import build_parser, main
 from haygraph.retrieval import sample_handbook_path
 from haygraph.retrieval.knowledge_base import KnowledgeBase
+from tests.bounded_calls import within
 
 pytestmark = pytest.mark.integration
 
@@ -260,6 +261,27 @@ class TestErrors:
         assert main(["index", str(path), "--store", str(tmp_path / "kb"), "--no-progress"]) != 0
         assert message in assert_one_error_line(capsys.readouterr().err)
         assert not (tmp_path / "kb" / "CURRENT").exists()
+
+    def test_fifo_given_by_name_is_an_error_not_a_hang(
+        self, fifo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        args = ["index", str(fifo), "--store", str(tmp_path / "kb"), "--no-progress"]
+        assert within(TIMEOUT, lambda: main(args)) != 0
+        line = assert_one_error_line(capsys.readouterr().err)
+        assert (
+            line == f"error: {fifo}: is a FIFO (named pipe), not a regular file; only regular files are read"
+        )
+        assert not (tmp_path / "kb" / "CURRENT").exists()
+
+    def test_fifo_in_an_indexed_folder_is_skipped(
+        self, fifo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        (fifo.parent / "a.md").write_text("# A\n\nStaff parking costs five dollars a day.\n")
+        args = ["index", str(fifo.parent), "--store", str(tmp_path / "kb"), "--no-progress"]
+        assert within(TIMEOUT, lambda: main(args)) == 0
+        out = capsys.readouterr().out
+        assert "indexed 1 source(s)" in out
+        assert f"skipped {fifo}: not a regular file (a FIFO, device or socket is never read)" in out
 
     @pytest.mark.parametrize(
         ("content", "message"),

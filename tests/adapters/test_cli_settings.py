@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from haygraph.adapters import cli_settings
 from haygraph.adapters.cli import build_parser, main
 from haygraph.adapters.cli_settings import (
     describe_settings,
@@ -21,12 +22,12 @@ from haygraph.adapters.cli_settings import (
     filters_from_pairs,
     given_config,
     open_knowledge_base,
-    positive_int,
     settings_layers,
 )
 from haygraph.eval.errors import EvalError
+from haygraph.retrieval import config as retrieval_config
 from haygraph.retrieval.config import RetrievalConfig
-from haygraph.retrieval.errors import ConfigError
+from haygraph.retrieval.errors import ConfigError, CorruptStoreError
 from tests.retrieval.store_helpers import small_store
 
 BM25_QUERY = {"mode": "bm25", "cut": {"max_keep": 3}}
@@ -63,13 +64,14 @@ def _one_error_line(err: str) -> str:
 
 
 class TestArgumentTypes:
-    @pytest.mark.parametrize("text", ["0", "-3", "x", "2.5", ""])
-    def test_positive_int_refuses(self, text):
-        with pytest.raises(argparse.ArgumentTypeError, match="must be a positive integer"):
-            positive_int(text)
+    @pytest.mark.parametrize("text", ["1", "7", "10000"])
+    def test_top_k_in_range(self, text):
+        args = build_parser().parse_args(["search", "q", "--store", "kb", "--top-k", text])
+        assert args.top_k == int(text)
 
-    def test_positive_int(self):
-        assert positive_int("7") == 7
+    def test_top_k_limit_is_the_query_settings_limit(self):
+        # repeated in the CLI so that building the parser imports no pydantic: a divergence fails here
+        assert cli_settings.MAX_TOP_K == retrieval_config.MAX_TOP_K == 10_000
 
     @pytest.mark.parametrize(
         ("text", "expected"),
@@ -204,13 +206,15 @@ class TestParser:
         )
         assert (args.config, args.tuned) == ("c.yaml", "t.json")
 
-    @pytest.mark.parametrize("value", ["0", "-3", "many"])
-    def test_bad_top_k_is_one_line_naming_the_flag(self, value, capsys):
+    @pytest.mark.parametrize("value", ["0", "-3", "many", "2.5", "", "10001", "1000000000"])
+    def test_bad_top_k_is_one_line_naming_the_flag_and_the_limit(self, value, capsys):
         with pytest.raises(SystemExit) as info:
             main(["search", "q", "--store", "kb", f"--top-k={value}"])
         assert info.value.code == 2
         line = _one_error_line(capsys.readouterr().err)
-        assert "argument --top-k: must be a positive integer" in line and "max_keep" not in line
+        assert (
+            line == f"error: --top-k must be between 1 and 10000, got {value!r} (see haygraph search --help)"
+        )
 
     @pytest.mark.parametrize(("command", "bad"), [("ask", "meta.=x"), ("chat", "=x"), ("search", "tenant")])
     def test_malformed_filter_is_one_line_naming_the_flag(self, command, bad, capsys):
@@ -230,6 +234,23 @@ class TestParser:
         out = json.loads(capsys.readouterr().out)
         assert [r["id"] for r in out["results"]] == ["d1"]
         assert out["settings"]["mode"] == "bm25" and out["settings"]["sources"]["top_k"] == "flag"
+
+
+class TestCorruptStoreMessage:
+    def test_corrupt_embeddings_are_one_short_line_and_numpy_text_only_under_debug(self, tmp_path, capsys):
+        store = _store(tmp_path)
+        npy = store / (store / "CURRENT").read_text().strip() / "embeddings.npy"
+        npy.write_bytes(b"\x80\x04" + b"x" * 600)  # numpy explains pickled data at length
+        assert main(["search", "leave", "--store", str(store)]) == 2
+        line = _one_error_line(capsys.readouterr().err)
+        assert line == (
+            f"error: store {store} is corrupt: {npy} is unreadable or truncated (ValueError). Fix: "
+            f"re-index — delete {store} and run `haygraph index PATH... --store {store}` again (or index "
+            "into a new directory)"
+        )
+        with pytest.raises(CorruptStoreError) as info:  # --debug: the traceback, numpy's text in the cause
+            main(["search", "leave", "--store", str(store), "--debug"])
+        assert "pickled" in str(info.value.__cause__)
 
 
 class TestFastHelp:

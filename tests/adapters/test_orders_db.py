@@ -4,6 +4,7 @@ from datetime import date
 
 import pytest
 
+from haygraph.adapters.errors import UnusableDatabaseError
 from haygraph.adapters.orders_db import (
     IdempotencyConflictError,
     OrderNotFoundError,
@@ -93,3 +94,36 @@ class TestOrdersDatabase:
         assert len({r["ticket_id"] for r in results}) == 1
         assert sum(not r["replayed"] for r in results) == 1
         assert _count(tmp_path / "orders.db", "tickets") == 1
+
+
+class TestUnusableDatabaseFile:
+    def test_garbage_file_names_the_file_and_the_fix(self, tmp_path):
+        path = tmp_path / "orders.sqlite"
+        path.write_bytes(b"this is not a database" * 100)
+        with pytest.raises(UnusableDatabaseError) as info:
+            OrdersDatabase(path)
+        assert str(info.value) == (
+            f"{path} cannot be used as the example orders database (file is not a database); it is created "
+            "by --example-tools: move it away or delete it and a fresh demo database is made, or run without "
+            "--example-tools"
+        )
+        assert path.read_bytes().startswith(b"this is not a database")  # nothing overwritten
+        path.unlink()
+        assert OrdersDatabase(path).order_ids()  # the fix works: a fresh demo database
+
+    def test_garbage_file_is_one_cli_line(self, tmp_path, capsys):
+        from haygraph.adapters.cli import main
+        from haygraph.retrieval.config import RetrievalConfig
+        from tests.retrieval.store_helpers import small_store
+
+        store = small_store()
+        store.meta["config"] = RetrievalConfig.from_dict({"query": {"mode": "bm25"}}).model_dump(mode="json")
+        store.save(tmp_path / "kb")
+        (tmp_path / "kb" / "orders.sqlite").write_bytes(b"garbage" * 100)
+        argv = ["ask", "Where is my order 202405120001?", "--store", str(tmp_path / "kb"), "--example-tools"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(
+            f"error: {tmp_path / 'kb' / 'orders.sqlite'} cannot be used as the example orders"
+        )
+        assert "unexpected failure" not in err and len(err.splitlines()) == 1

@@ -5,6 +5,7 @@ from pydantic import ValidationError
 
 from haygraph.retrieval.config import SCENARIO_WEIGHTS, FusionConfig, RetrievalConfig
 from haygraph.retrieval.errors import ConfigError
+from tests.bounded_calls import TIMEOUT, run_bounded, within
 
 
 class TestRetrievalConfig:
@@ -181,3 +182,22 @@ class TestConfigValidation:
     def test_from_dict_needs_a_mapping(self, data):
         with pytest.raises(ConfigError, match="must be a mapping"):
             RetrievalConfig.from_dict(data)
+
+
+class TestConfigFileKinds:
+    def test_fifo_config_is_refused_without_blocking(self, fifo):
+        config = fifo.with_name("config.yaml")
+        fifo.rename(config)
+        with pytest.raises(ConfigError, match=r"config\.yaml: is a FIFO \(named pipe\), not a regular file"):
+            within(TIMEOUT, lambda: RetrievalConfig.from_file(config))
+
+    def test_dev_zero_config_is_refused_before_reading(self):
+        proc = run_bounded(
+            "from haygraph.retrieval.config import RetrievalConfig\n"
+            "try:\n    RetrievalConfig.from_file('/dev/zero')\n"
+            "except Exception as exc:\n    print(type(exc).__name__, exc)\n"
+        )
+        assert proc.stdout.strip() == (
+            "ConfigError cannot read config file /dev/zero: is a device, not a regular file; "
+            "only regular files are read"
+        ), proc.stderr

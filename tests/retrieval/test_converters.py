@@ -9,12 +9,15 @@ from haygraph.retrieval.converters import MultiFormatConverter, html_to_markdown
 from haygraph.retrieval.errors import (
     EmptyCorpusError,
     EmptyDocumentError,
+    FileTooLargeError,
     InputError,
+    NotRegularFileError,
     SourceConflictError,
     UnreadableFileError,
     UnsupportedFileError,
 )
 from haygraph.retrieval.splitter import StructuredSplitter
+from tests.bounded_calls import TIMEOUT, run_bounded, within
 
 HTML = """<!DOCTYPE html>
 <html><head><title>Ignored title</title><style>p { color: red; }</style>
@@ -199,6 +202,58 @@ class TestMultiFormatConverter:
         assert "hidden folder" in result["skipped"][0]
         assert "unsupported file type '.png'" in result["skipped"][2]
 
+    def test_fifo_in_a_folder_is_skipped_without_being_opened(self, fifo: Path):
+        (fifo.parent / "a.md").write_text("# A\n\nSome text.", encoding="utf-8")
+        result = within(TIMEOUT, lambda: MultiFormatConverter().run(sources=[fifo.parent]))
+        assert [d.meta["source_id"] for d in result["documents"]] == ["a.md"]
+        assert result["skipped"] == [
+            f"{fifo.resolve()}: not a regular file (a FIFO, device or socket is never read)"
+        ]
+
+    def test_fifo_given_by_name_is_refused_without_blocking(self, fifo: Path):
+        with pytest.raises(
+            NotRegularFileError, match=r"notes\.md: is a FIFO \(named pipe\), not a regular file"
+        ):
+            within(TIMEOUT, lambda: MultiFormatConverter().run(sources=[fifo]))
+        lenient = within(TIMEOUT, lambda: MultiFormatConverter(strict=False).run(sources=[fifo]))
+        assert lenient["documents"] == [] and "FIFO" in lenient["skipped"][0]
+
+    def test_dev_zero_given_by_name_is_refused_before_reading(self):
+        # a regression reads /dev/zero until memory runs out: bounded subprocess (3 GiB, timeout)
+        proc = run_bounded(
+            "from haygraph.retrieval.converters import MultiFormatConverter, read_beir_corpus\n"
+            "for call in (lambda: MultiFormatConverter().run(sources=['/dev/zero']),\n"
+            "             lambda: read_beir_corpus('/dev/zero')):\n"
+            "    try:\n        call()\n"
+            "    except Exception as exc:\n        print(type(exc).__name__, exc)\n"
+        )
+        message = (
+            "NotRegularFileError /dev/zero: is a device, not a regular file; only regular files are read"
+        )
+        assert proc.stdout.splitlines() == [message, message], proc.stderr
+
+    def test_fifo_named_as_a_corpus_is_refused_without_blocking(self, fifo: Path):
+        corpus = fifo.with_name("corpus.jsonl")
+        fifo.rename(corpus)
+        with pytest.raises(NotRegularFileError, match=r"corpus\.jsonl: is a FIFO"):
+            within(TIMEOUT, lambda: read_beir_corpus(corpus))
+
+    def test_file_over_the_size_limit(self, tmp_path: Path):
+        folder = tmp_path / "docs"
+        folder.mkdir()
+        (folder / "small.md").write_text("# Small\n\nok", encoding="utf-8")
+        (folder / "big.md").write_text("# Big\n\n" + "x" * 100, encoding="utf-8")
+        converter = MultiFormatConverter(max_file_bytes=50)
+        with pytest.raises(
+            FileTooLargeError, match=r"big\.md: file is 107 bytes, larger than the limit of 50"
+        ):
+            converter.run(sources=[folder / "big.md"])
+        result = converter.run(sources=[folder])  # in a folder: skipped and listed, the rest indexed
+        assert [d.meta["source_id"] for d in result["documents"]] == ["small.md"]
+        assert "larger than the limit of 50 bytes" in result["skipped"][0]
+        with pytest.raises(ValueError, match="max_file_bytes must be an integer > 0, but got 0"):
+            MultiFormatConverter(max_file_bytes=0)
+
     def test_same_file_twice_converted_once(self, kb: Path):
         docs = MultiFormatConverter().run(sources=[kb / "faq.html", kb / "faq.html"])["documents"]
         assert len(docs) == 1
@@ -278,7 +333,9 @@ class TestMultiFormatConverter:
         converted: list[str] = []
         original = MultiFormatConverter._convert
         monkeypatch.setattr(
-            MultiFormatConverter, "_convert", lambda self, p: converted.append(p.name) or original(self, p)
+            MultiFormatConverter,
+            "_convert",
+            lambda self, p, data: converted.append(p.name) or original(self, p, data),
         )
         out = MultiFormatConverter().run(sources=[tmp_path], known_hashes=hashes)
         assert converted == ["b.md"] and out["unchanged"] == ["a.md"]
@@ -296,10 +353,10 @@ class TestMultiFormatConverter:
         data = converter.to_dict()
         assert data == {
             "type": "haygraph.retrieval.converters.MultiFormatConverter",
-            "init_parameters": {"encoding": "latin-1", "strict": False},
+            "init_parameters": {"encoding": "latin-1", "strict": False, "max_file_bytes": 209_715_200},
         }
         loaded = MultiFormatConverter.from_dict(data)
-        assert (loaded.encoding, loaded.strict) == ("latin-1", False)
+        assert (loaded.encoding, loaded.strict, loaded.max_file_bytes) == ("latin-1", False, 209_715_200)
 
 
 def _write_jsonl(path: Path, lines: list[str]) -> Path:

@@ -308,3 +308,63 @@ class TestWriters:
         # onnxruntime is missing, which is not what this test is about)
         fp32 = RetrievalConfig(embedder={"backend": "onnx"})
         KnowledgeBase(fp32, tmp_path / "kb")._check_compatible()
+
+
+class TestStoreDefaultReranker:
+    """A reranker that cannot load is refused as a store's default; one saved already is skipped."""
+
+    MISSING = "/nonexistent/ce"
+
+    def test_missing_reranker_is_refused_at_save_time(self, tmp_path, docs):
+        config = RetrievalConfig(query={"mode": "bm25", "reranker": {"model": self.MISSING}})
+        with pytest.raises(
+            ConfigError,
+            match=r"^query\.reranker\.model '/nonexistent/ce' cannot be saved as the store's default: "
+            r"reranker model '/nonexistent/ce' is not available offline.*nothing was indexed or saved$",
+        ):
+            KnowledgeBase(config, tmp_path / "kb").index(docs)
+        assert not (tmp_path / "kb" / "CURRENT").exists()
+
+    def test_embedding_model_as_reranker_is_refused_at_save_time(self, tmp_path, docs):
+        config = RetrievalConfig(query={"mode": "bm25", "reranker": {"model": "all-MiniLM-L6-v2"}})
+        with pytest.raises(
+            ConfigError, match=r"query\.reranker\.model 'all-MiniLM-L6-v2' cannot.*not a cross-encoder"
+        ):
+            KnowledgeBase(config, tmp_path / "kb").index(docs)
+        assert not (tmp_path / "kb" / "CURRENT").exists()
+
+    def test_skip_setting_may_be_saved_and_is_skipped(self, tmp_path, docs):
+        reranker = {"model": self.MISSING, "on_unavailable": "skip"}
+        KnowledgeBase(RetrievalConfig(query={"mode": "bm25", "reranker": reranker}), tmp_path / "kb").index(
+            docs
+        )
+        result = KnowledgeBase.open(tmp_path / "kb").search("flights")
+        assert result.hits and result.reranked is False
+        assert "not available offline" in result.notes[0]
+
+    def test_saved_reranker_that_cannot_load_is_skipped_with_a_note(self, tmp_path, docs, caplog):
+        store = tmp_path / "kb"
+        KnowledgeBase(RetrievalConfig(query={"mode": "bm25"}), store).index(docs)
+        old = EmbeddedDocumentStore.load(store)  # as a store saved before the check, or a model deleted since
+        with old.writing():
+            old.meta["config"]["query"]["reranker"]["model"] = self.MISSING
+            old.save()
+        kb = KnowledgeBase.open(store)
+        assert kb.config.query.reranker.model == self.MISSING
+        result = kb.search("flights")
+        assert result.hits[0].source == "sub/travel.md" and result.reranked is False
+        assert result.notes == [
+            "reranker skipped: the store's default reranker cannot be loaded (reranker model "
+            "'/nonexistent/ce' is not available offline: it is not a local directory and not in the "
+            "Hugging Face cache. Fix: download it on a connected machine and pass its local path, or "
+            "configure reranker.on_unavailable='skip' / remove the reranker); results are not reranked. "
+            "Fix: re-index with a --config whose query.reranker.model loads (or is null)"
+        ]
+        assert any("store's default reranker cannot be loaded" in r.message for r in caplog.records)
+        # the store keeps its setting: re-saving it is not refused, a new missing model is
+        kb.index(docs)
+        assert KnowledgeBase.open(store).config.query.reranker.model == self.MISSING
+        # a reranker the caller chooses keeps on_unavailable: error
+        other = QueryConfig(mode="bm25", reranker={"model": "/nonexistent/other"})
+        with pytest.raises(RetrievalError, match="/nonexistent/other' is not available offline"):
+            kb.search("flights", config=other)

@@ -249,6 +249,30 @@ class TestEmbeddedDocumentStore:
             EmbeddedDocumentStore.load(tmp_path)
 
     @pytest.mark.parametrize(
+        "content",
+        [
+            b"\x80\x04" + b"x" * 600,  # numpy: "This file contains pickled (object) data. If you trust ..."
+            b"\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3), }",  # cut
+            b"\x93NUMPY\x01\x00\x40\x00{'descr': 'no-such-dtype-' " + b"x" * 600,  # numpy quotes the header
+        ],
+        ids=["not-npy", "truncated-header", "bad-header"],
+    )
+    def test_corrupt_embeddings_are_one_short_line(self, tmp_path, content):
+        # regression: numpy's own text (over 500 characters) was pasted into the one-line error
+        small_store().save(tmp_path)
+        npy = _version_dir(tmp_path) / "embeddings.npy"
+        npy.write_bytes(content)
+        with pytest.raises(CorruptStoreError) as info:
+            EmbeddedDocumentStore.load(tmp_path)
+        cause = type(info.value.__cause__).__name__
+        assert str(info.value) == (
+            f"store {tmp_path} is corrupt: {npy} is unreadable or truncated ({cause}). Fix: re-index — "
+            f"delete {tmp_path} and run `haygraph index PATH... --store {tmp_path}` again (or index into a "
+            "new directory)"
+        )
+        assert info.value.__cause__ is not None  # numpy's detail: shown by `--debug`
+
+    @pytest.mark.parametrize(
         "matrix",
         [
             np.zeros((4, 3), dtype=np.float64),
