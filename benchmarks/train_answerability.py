@@ -5,8 +5,10 @@ Run from the repository root:
     python -m benchmarks.train_answerability [--cmrc-n 300] [--scifact-n 200] [--out FILE] [--work DIR]
 
 Data (never a test part): the CMRC 2018 *tune* passages (`haygraph.eval.agent_cases.cmrc_protocol`,
-half of the sampled questions with their gold passage removed), the handbook cases of split ``tune``
-and SciFact *train* claims (half with their gold abstracts removed). For every case and every query
+half of the sampled questions with their gold passage removed), the handbook cases of split ``tune``,
+the same cases asked in the other language (``handbook-cross``), the real-documentation cases of split
+``tune`` (when the ``vue-docs`` dataset is there, or ``--docs DIR``) and SciFact *train* claims (half
+with their gold abstracts removed). For every case and every query
 mode (hybrid, bm25, dense) the question is retrieved as the offline agent does — the rewritten query
 (top 3), then the expansion (the original question, top 5, merged in) — and each stage's evidence
 becomes a row of the model's features (`protocol_examples`). Label 1 = the gold source is among that
@@ -51,9 +53,16 @@ from haygraph.control.planning.answerability import (
 )
 from haygraph.control.planning.meaning import MeaningEncoder
 from haygraph.control.planning.rewrite import rewrite_query
-from haygraph.eval.agent_cases import AgentProtocol, cmrc_protocol, handbook_protocol, scifact_protocol
+from haygraph.eval.agent_cases import (
+    AgentProtocol,
+    cmrc_protocol,
+    docs_protocol,
+    handbook_cross_protocol,
+    handbook_protocol,
+    scifact_protocol,
+)
 from haygraph.eval.agent_harness import MODES, build_store
-from haygraph.eval.index_prep import resolve_dataset
+from haygraph.eval.index_prep import datasets_root, resolve_dataset
 from haygraph.retrieval import sample_handbook_path
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 
@@ -225,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--min-refusal", type=float, default=0.85, help="mean held-out refusal the threshold must reach"
     )
+    parser.add_argument(
+        "--docs", default=None, help="real-documentation dataset (default: <datasets>/vue-docs if present)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", default="/tmp/haygraph-answerability", help="stores and rows are kept here")
     parser.add_argument(
@@ -243,7 +255,13 @@ def main(argv: list[str] | None = None) -> int:
         (cmrc_protocol(resolve_dataset("cmrc2018"), "tune", args.cmrc_n, args.seed), 1.0),
         (scifact_protocol(resolve_dataset("scifact"), "train", args.scifact_n, seed=args.seed), 1.0),
         (handbook_protocol(sample_handbook_path(), "tune"), args.handbook_weight),
+        (handbook_cross_protocol(sample_handbook_path()), args.handbook_weight),
     ]
+    docs = Path(args.docs) if args.docs else datasets_root() / "vue-docs"
+    if (docs / "pages").is_dir():
+        protocols.append((docs_protocol(docs, "tune"), args.handbook_weight))
+    else:
+        print(f"no documentation dataset at {docs}: its tune cases are left out", file=sys.stderr)
     work.mkdir(parents=True, exist_ok=True)
     examples: list[dict[str, Any]] = []
     weights: list[float] = []
