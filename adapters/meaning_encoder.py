@@ -27,8 +27,8 @@ class E5MeaningEncoder:
         self._encoder = E5Encoder(threads=threads)
         self._memo: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
 
-    def embed(self, texts: Sequence[str], *, query: bool) -> list[np.ndarray]:
-        """One unit-length float32 vector per text; texts seen before come from the memo."""
+    def embed(self, texts: Sequence[str], *, query: bool) -> list[list[float]]:
+        """One unit-length vector per text; texts seen before come from the memo."""
         todo = list(dict.fromkeys(t for t in texts if (query, t) not in self._memo))
         if todo:
             for text, vector in zip(todo, self._encoder.encode(todo, query=query), strict=True):
@@ -38,7 +38,9 @@ class E5MeaningEncoder:
         out = []
         for text in texts:
             vector = self._memo.get((query, text))
-            out.append(vector if vector is not None else self._encoder.encode([text], query=query)[0])
+            if vector is None:  # memo_size 0, or pushed out by this very call
+                vector = self._encoder.encode([text], query=query)[0]
+            out.append(vector.tolist())
         return out
 
 

@@ -136,7 +136,7 @@ def calibrate(kb: KnowledgeBase, variant: str, cases: list[dict[str, object]]) -
     labels = np.asarray([1.0 if c["kind"] == "answerable" else 0.0 for c in cases])
     tune = [i for i, c in enumerate(cases) if c["split"] == "tune"]
     test = [i for i, c in enumerate(cases) if c["split"] == "test"]
-    signals = EMBEDDED if mode != "bm25" or cosine else LEXICAL
+    signals: tuple[str, ...] = EMBEDDED if mode != "bm25" or cosine else LEXICAL
     if signals is EMBEDDED and "zh" in kb.config.embedder.languages:
         signals = (*EMBEDDED, "zh_cosine")  # a multilingual encoder's cosine means something in Chinese
     tune_bags = [bags[i] for i in tune]

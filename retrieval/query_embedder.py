@@ -101,9 +101,9 @@ class QueryEmbedder:
         if self._embedder is not None or self._onnx is not None or self._e5 is not None:
             return
         if self.backend == E5_BACKEND:
-            encoder = E5Encoder(threads=self.threads)
-            encoder.warm_up()
-            self._e5 = encoder
+            e5 = E5Encoder(threads=self.threads)
+            e5.warm_up()
+            self._e5 = e5
             return
         if self.backend not in ("torch", "auto"):  # auto: a store not indexed yet, MiniLM's default
             from haygraph.retrieval.embedding_cache import onnx_encoder
