@@ -371,7 +371,8 @@ def answer_from_evidence(
                 notes.append(f"model answer rejected: {relayed}")
                 return None, [], "rejected"
             return grounded.answer.strip(), cited, "completed"
-    extracted = extractive_answer(state.get("query") or question, kept)
+    encoder = ctx.answerability.encoder if ctx.answerability is not None else None
+    extracted = extractive_answer(state.get("query") or question, kept, encoder=encoder)
     if extracted is None:
         return insufficient_message(question), [], "insufficient_evidence"
     return extracted.answer, extracted.evidence_ids, ("degraded" if model is not None else "completed")

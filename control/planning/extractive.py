@@ -12,6 +12,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from haygraph.control.evidence import Evidence
 from haygraph.control.language import CJK_RUN
@@ -21,6 +22,9 @@ from haygraph.control.planning.answer_units import answer_units as answer_units
 from haygraph.control.planning.answer_units import table_row_text as table_row_text
 from haygraph.control.planning.injection import strip_instructions
 from haygraph.control.texts import INSUFFICIENT_EVIDENCE
+
+if TYPE_CHECKING:
+    from haygraph.control.planning.meaning import MeaningEncoder
 
 _EN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 _STOP_WORDS = (
@@ -282,7 +286,12 @@ def _quoted_units(units: list[AnswerUnit], kind: str | None) -> list[tuple[str, 
 
 
 def extractive_answer(
-    query: str, evidence: list[Evidence], *, max_sentences: int = 3, max_evidence: int = 3
+    query: str,
+    evidence: list[Evidence],
+    *,
+    max_sentences: int = 3,
+    max_evidence: int = 3,
+    encoder: MeaningEncoder | None = None,
 ) -> ExtractiveAnswer | None:
     """Pick the best 1–`max_sentences` answer units of the top `max_evidence` chunks for `query`.
 
@@ -294,8 +303,10 @@ def extractive_answer(
     times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first, earlier
     unit first); the best is kept, and after it those scoring at least half of the best whose own
     score (without what they inherit) is at least `OWN_SHARE` of the best's own score, and that
-    overlap no unit already quoted. If no unit shares a term with the query, the first unit of the
-    best chunk is used (the chunk passed the relevance check).
+    overlap no unit already quoted. If no unit shares a term with the query (a question in the other
+    language, a paraphrase), the unit closest in meaning to it is quoted when an `encoder` is given
+    (`haygraph.control.planning.meaning`; times `TYPE_BONUS` when it holds the asked-for type), else
+    the first unit of the best chunk (the chunk passed the relevance check).
     Each unit is followed by " [evidence id]". Instruction-like spans of the evidence
     (`haygraph.control.planning.injection`) are never candidates: evidence is data, never quoted as an
     instruction. The evidence itself is not changed (its text and offsets stay those of the source).
@@ -324,7 +335,9 @@ def extractive_answer(
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
     best, best_own = scored[0][0], scored[0][3]
     chosen: list[tuple[str, str]] = []
-    if best <= 0:
+    if best <= 0 and encoder is not None:
+        chosen.append(_closest_in_meaning(query, [(row[4], row[5]) for row in scored], kind, encoder))
+    elif best <= 0:
         chosen.append((scored[0][4], scored[0][5]))
     else:
         seen: set[str] = set()
@@ -341,3 +354,19 @@ def extractive_answer(
     answer = " ".join(f"{sentence} [{ev_id}]" for sentence, ev_id in chosen)
     ids = list(dict.fromkeys(ev_id for _sentence, ev_id in chosen))
     return ExtractiveAnswer(answer=answer, evidence_ids=ids)
+
+
+def _closest_in_meaning(
+    query: str, units: list[tuple[str, str]], kind: str | None, encoder: MeaningEncoder
+) -> tuple[str, str]:
+    """The (unit, evidence id) closest in meaning to `query`, a unit holding the asked-for type preferred."""
+    from haygraph.control.planning.meaning import MAX_UNITS, scaled_cosine
+
+    units = units[:MAX_UNITS]
+    question = encoder.embed([question_text(query)], query=True)[0]
+    vectors = encoder.embed([text for text, _id in units], query=False)
+    scores = [
+        scaled_cosine(question, vector) * (TYPE_BONUS if holds_type(kind, text) else 1.0)
+        for (text, _id), vector in zip(units, vectors, strict=True)
+    ]
+    return units[max(range(len(units)), key=lambda i: (scores[i], -i))]

@@ -123,3 +123,17 @@ class TestDecision:
         assert encoder.calls  # the meaning signals were read
         assert shipped_model().encoder is None
         assert AnswerabilityModel(weights={}, encoder=encoder) == AnswerabilityModel(weights={})
+
+
+class TestClosestInMeaning:
+    def test_no_shared_word_quotes_the_unit_closest_in_meaning(self):
+        from haygraph.control.planning.extractive import extractive_answer
+
+        evidence = [
+            Evidence(id="p", text="停车场位于地下2层。每位员工年假为15天。", score=0.9, source="zh.md"),
+        ]
+        # no English word occurs in the Chinese chunk: without an encoder the first unit is quoted
+        plain = extractive_answer("How many days of leave?", evidence)
+        assert plain is not None and plain.answer.startswith("停车场")
+        closest = extractive_answer("How many days of leave?", evidence, encoder=FakeEncoder())
+        assert closest is not None and closest.answer == "每位员工年假为15天。 [p]"
