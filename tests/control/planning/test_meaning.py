@@ -130,7 +130,7 @@ class TestClosestInMeaning:
         from haygraph.control.planning.extractive import extractive_answer
 
         evidence = [
-            Evidence(id="p", text="停车场位于地下2层。每位员工年假为15天。", score=0.9, source="zh.md"),
+            Evidence(id="p", text="停车场每天开放12小时。每位员工年假为15天。", score=0.9, source="zh.md"),
         ]
         # no English word occurs in the Chinese chunk: without an encoder the first unit is quoted
         plain = extractive_answer("How many days of leave?", evidence)
