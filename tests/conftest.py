@@ -62,6 +62,20 @@ def fifo(tmp_path: Path) -> Iterator[Path]:
         os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """One embedding cache for the whole run, CLI subprocesses included (they inherit the variable).
+
+    Stores built with the default settings (and `haygraph` commands run by tests) would otherwise
+    embed into ~/.cache/haygraph, the handbook fixture into a temp dir: each Chinese-text store then
+    paid for its multilingual-e5-small vectors (~2-3 chunks/s here) more than once. A value already
+    set (by CI or the developer) is kept.
+    """
+    if "HAYGRAPH_CACHE_DIR" not in os.environ:
+        import tempfile
+
+        os.environ["HAYGRAPH_CACHE_DIR"] = tempfile.mkdtemp(prefix="haygraph-test-cache-")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     """`--run-slow`: also run the tests marked `slow` (real local chat model; `make test-slow`)."""
     parser.addoption("--run-slow", action="store_true", help="run the tests marked slow")
