@@ -125,6 +125,33 @@ def features_of(row: dict[str, Any], encoder: MeaningEncoder | None = None) -> l
     return list(answerability_features(row["query"], signals))
 
 
+def cached_features(examples: list[dict[str, Any]], encoder: MeaningEncoder | None, path: Path) -> np.ndarray:
+    """`features_of` every row, kept in `path` with a digest of the rows and of the signal code.
+
+    Computing the meaning signals embeds every answer unit (~15 min here); a refit with other
+    settings (threshold rule, weights) reuses them. Any change to the rows or to the modules that
+    compute the signals makes a new file.
+    """
+    import haygraph.control.planning.answer_units as units_module
+    import haygraph.control.planning.answerability as answerability_module
+    import haygraph.control.planning.extractive as extractive_module
+    import haygraph.control.planning.meaning as meaning_module
+
+    digest = hashlib.sha256(
+        json.dumps([[r["id"], r["mode"], r["stage"], r["query"]] for r in examples]).encode()
+    )
+    for module in (units_module, answerability_module, extractive_module, meaning_module):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    key = digest.hexdigest()
+    if path.is_file():
+        cached = np.load(path)
+        if str(cached["key"]) == key:
+            return np.asarray(cached["x"])
+    x = np.array([features_of(r, encoder) for r in examples])
+    np.savez(path, x=x, key=np.array(key))
+    return x
+
+
 def fit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> LogisticRegression:
     """Balanced-class logistic regression without a separate intercept (each language has a bias)."""
     clf = LogisticRegression(fit_intercept=False, class_weight="balanced", C=1.0, max_iter=5000)
@@ -237,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--docs", default=None, help="real-documentation dataset (default: <datasets>/vue-docs if present)"
     )
+    parser.add_argument(
+        "--report", action="store_true", help="also print the held-out rates at every candidate threshold"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", default="/tmp/haygraph-answerability", help="stores and rows are kept here")
     parser.add_argument(
@@ -272,13 +302,21 @@ def main(argv: list[str] | None = None) -> int:
         examples.extend(got)
         weights.extend([weight] * len(got))
         print(f"{protocol.name}: {counts[protocol.name]}", file=sys.stderr)
-    x = np.array([features_of(r, encoder) for r in examples])
+    x = cached_features(examples, encoder, work / f"features-{'meaning' if args.meaning else 'plain'}.npz")
     print(f"features of {len(examples)} rows ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     y = np.array([int(r["label"]) for r in examples])
     w = np.array(weights)
     held_out = held_out_probabilities(examples, x, y, w)
     turns, turn_prob, turn_y = turn_level(examples, held_out, y)
     threshold = best_threshold(turns, turn_prob, turn_y, args.refusal_weight, args.min_refusal)
+    if args.report:
+        for t in np.arange(0.3, 0.71, 0.04):
+            rates = group_rates(turns, turn_prob, turn_y, float(t))
+            print(
+                f"{t:.2f} "
+                + " ".join(f"{k}={v['answered']:.2f}/{v['refused']:.2f}" for k, v in rates.items()),
+                file=sys.stderr,
+            )
     clf = fit(x, y, w)
     data = {
         "weights": {n: round(float(v), 5) for n, v in zip(FEATURE_NAMES, clf.coef_[0], strict=True)},
