@@ -208,8 +208,11 @@ def unit_signals(
     units = [unit for e in top for unit in answer_units(e.text)]
     headings = [" > ".join(e.heading_path) or Path(e.source).stem.replace("-", " ") for e in top]
     texts = [f"{h} {e.text}" for h, e in zip(headings, top, strict=True)]
-    meaning = meaning_signals(question, units, headings, texts, encoder)
     shares = [term_share(q_terms, unit) for unit in units]
+    # meaning reads the units that share most of the question first (evidence order among equals, so
+    # a question in the other language, sharing no word, reads the best evidence's first units)
+    by_share = [units[i] for i in sorted(range(len(units)), key=lambda i: -shares[i])]
+    meaning = meaning_signals(question, by_share, headings, texts, encoder)
     best = max(shares, default=0.0)
     kind = asked_type(question)
     sharing = [u for u, share in zip(units, shares, strict=True) if share > 0]
