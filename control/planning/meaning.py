@@ -42,11 +42,13 @@ MAX_UNITS = 5
 """Most answer units embedded per decision (the caller orders them, best first): bounds the evaluate
 step — multilingual-e5-small takes ~10-20 ms a short unit on one of these cores."""
 
-SCRIPT_SHARE = 0.2
-"""Share of the evidence's letters a script needs before the question's words in it are looked up."""
+SCRIPT_SHARE = 0.3
+"""Share of the evidence's words a script needs before the question's words in it are looked up (a
+Chinese character counts 1/1.5 of a word, an English word one): a Chinese page with a few URLs and
+product names is not English evidence."""
 
 _CJK = re.compile(f"[{CJK_RANGES}]")
-_LATIN = re.compile(r"[a-z]")
+_LATIN_WORD = re.compile(r"[a-z]+")
 _QUESTION_CHARS = re.compile(r"[几多什么哪怎谁吗呢]")
 _HOW_PHRASE = re.compile(r"\bhow (?:long|much|many|often|big|large|far|old|soon)\b", re.IGNORECASE)
 _ZH_GENERIC = frozenset(
@@ -95,16 +97,14 @@ def missing_words(question: str, texts: Sequence[str]) -> tuple[list[str], int]:
     """The question's `key_words` that none of `texts` contains, and how many words were looked up.
 
     Only words in a script the texts are written in are looked up (at least `SCRIPT_SHARE` of their
-    letters): an English word cannot be found in Chinese evidence, so a question in the other
+    words): an English word cannot be found in Chinese evidence, so a question in the other
     language is left to the meaning signals.
     """
     joined = " ".join(texts).lower()
-    cjk = len(_CJK.findall(joined))
-    latin = len(_LATIN.findall(joined))
-    letters = max(1, cjk + latin)
-    words = [
-        w for w in key_words(question) if (latin / letters if w.isascii() else cjk / letters) >= SCRIPT_SHARE
-    ]
+    cjk = len(_CJK.findall(joined)) / 1.5
+    latin = len(_LATIN_WORD.findall(joined))
+    total = max(1.0, cjk + latin)
+    words = [w for w in key_words(question) if (latin if w.isascii() else cjk) / total >= SCRIPT_SHARE]
     found = terms(joined)
     return [w for w in words if (w not in found if w.isascii() else w not in joined)], len(words)
 
