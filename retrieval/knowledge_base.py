@@ -16,7 +16,7 @@ from typing import Any
 from haystack import Document, Pipeline
 
 from haygraph.retrieval.bm25_index import BM25Index
-from haygraph.retrieval.config import BUNDLED_MODEL, QueryConfig, RetrievalConfig
+from haygraph.retrieval.config import BUNDLED_MODEL, QueryConfig, RetrievalConfig, relevance_for_backend
 from haygraph.retrieval.converters import read_beir_corpus
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder, cache_model_key
 from haygraph.retrieval.errors import (
@@ -552,8 +552,16 @@ class KnowledgeBase:
 
     # -- search -----------------------------------------------------------------------------------
     def runner(self, query: QueryConfig | None = None) -> QueryRunner:
-        """The (cached) query pipeline for `query` (default: the KB's config)."""
+        """The (cached) query pipeline for `query` (default: the KB's config).
+
+        A query config holding one encoder family's default relevance weights gets this store's
+        (`relevance_for_backend`): a fresh ``QueryConfig(mode="dense")`` carries MiniLM's, which
+        call every chunk of a multilingual-e5-small store relevant.
+        """
         q = query or self.config.query
+        relevance = relevance_for_backend(q.relevance, self.config.embedder.backend)
+        if relevance is not q.relevance:
+            q = q.model_copy(update={"relevance": relevance})
         key = q.model_dump_json()
         if key not in self._runners:
             q, note = self._without_unloadable_saved_reranker(q)

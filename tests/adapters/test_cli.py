@@ -35,6 +35,7 @@ RESULT_KEYS = {
     "timings_ms",
     "notes",
     "pending",
+    "decision",
 }
 EVIDENCE_KEYS = {"id", "text", "score", "source", "page", "char_start", "char_end"}
 HANDBOOK_DIR = Path(sample_handbook_path())

@@ -156,7 +156,8 @@ def kill_setup(
     half = len(files) // 2
     for path in files[:half]:
         shutil.copy(path, docs / path.name)
-    config = RetrievalConfig(embedder={"cache_dir": str(haygraph_cache_dir)})
+    # the handbook store's encoder (its Chinese half chose multilingual-e5-small), so every vector is cached
+    config = RetrievalConfig(embedder={"cache_dir": str(haygraph_cache_dir), "backend": "e5-multilingual"})
     base = root / "base"
     assert KnowledgeBase(config, base).index([docs]).embedded == 0
     old = _ids(base)
