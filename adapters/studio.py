@@ -17,9 +17,11 @@ from langgraph.graph.state import CompiledStateGraph
 
 from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.adapters.meaning_encoder import default_meaning_encoder
 from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.control.errors import ConfigError
 from haygraph.control.graph import Context, build_graph
+from haygraph.control.planning.answerability import shipped_model
 from haygraph.control.tools import ContractToolExecutor
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 
@@ -42,4 +44,8 @@ def make_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     if os.environ.get(EXAMPLE_TOOLS_ENV, "").strip().lower() in ("1", "true", "yes"):
         registry = build_example_registry(OrdersDatabase(Path(store) / "orders.sqlite"), retriever)
         executor = ContractToolExecutor(registry, DEFAULT_ALLOW_LIST)
-    return build_graph(context=Context(retriever=retriever, tool_executor=executor))
+    # the decision reads meaning where the multilingual encoder is installed, as build_agent's does
+    answerability = shipped_model(default_meaning_encoder())
+    return build_graph(
+        context=Context(retriever=retriever, tool_executor=executor, answerability=answerability)
+    )

@@ -18,6 +18,7 @@ from haygraph.control.graph.checkpointers import memory_checkpointer
 from haygraph.control.graph.context import Context
 from haygraph.control.graph.nodes import budget_failure_message
 from haygraph.control.graph.turn_prompt import build_turn_prompt
+from haygraph.control.planning.answerability import AnswerabilityModel
 from haygraph.control.tools import ContractToolExecutor, ToolRegistry
 from haygraph.control.window.budget import BudgetConfig
 from haygraph.control.window.tokens import ChatModelCounter, MiniLMCounter
@@ -162,7 +163,10 @@ class TestBudgetViolation:
         assert state["path"][-1] == "generate"
 
     def test_run_turn_reports_degraded(self) -> None:
-        ctx = Context(retriever=retriever(), budget=BudgetConfig(context_window=100))
+        # answerable evidence (a decision on relevance alone), so the turn reaches the prompt budget
+        by_relevance = AnswerabilityModel(weights={"en_relevance": 10.0, "en_bias": -5.0})
+        budget = BudgetConfig(context_window=100)
+        ctx = Context(retriever=retriever(), budget=budget, answerability=by_relevance)
         result = run_turn(build_graph(), "When does the parking garage open?", context=ctx)
         assert (result["status"], result["evidence_ids"]) == ("degraded", [])
         assert "context window" in result["answer"]

@@ -28,6 +28,13 @@ from tests.control.tool_helpers import ROOMS, ScriptedChatModel, call
 GRAPH = build_graph()
 
 
+BY_RELEVANCE = AnswerabilityModel(
+    weights={"en_relevance": 10.0, "en_bias": -5.0, "zh_relevance": 10.0, "zh_bias": -5.0}
+)
+"""A decision on the best relevance alone (answerable from 0.5): graph tests that are about the
+loop, not about the shipped weights, which are refitted on real data now and then."""
+
+
 def run(question: str, **settings: Any) -> dict[str, Any]:
     return GRAPH.invoke({"question": question}, context=Context(**settings))
 
@@ -127,7 +134,7 @@ class TestExpandLoop:
     def test_poor_retrieval_expands_once_with_original_question(self) -> None:
         retriever = CountingRetriever(KeywordRetriever(list(EXPAND_DOCS)))
         question = "Please tell me about parking badge charging"
-        state = run(question, retriever=retriever, max_retries=1)
+        state = run(question, retriever=retriever, max_retries=1, answerability=BY_RELEVANCE)
         assert state["path"] == ["analyze", "retrieve", "evaluate", "expand", "evaluate", "generate"]
         assert retriever.calls == [
             ("about parking badge charging", 3, None),
@@ -173,7 +180,7 @@ class TestExpandLoop:
             def retrieve(self, query: str, *, top_k: int = 5, filters: Any = None) -> list[Evidence]:
                 return docs
 
-        state = run("when does parking open", retriever=Fixed())
+        state = run("when does parking open", retriever=Fixed(), answerability=BY_RELEVANCE)
         assert state["quality"] == 0.9
         assert state["path"] == ["analyze", "retrieve", "evaluate", "generate"]
         assert state["evidence_ids"] == ["s::1"]
