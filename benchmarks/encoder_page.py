@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 CONFIGS: tuple[str, ...] = ("dense", "hybrid", "hybrid-minmax", "default")
@@ -79,8 +80,9 @@ def section(minilm: dict[str, dict[str, float]], e5: dict[str, dict[str, object]
             a = minilm.get(name, {}).get(config)
             b = e5.get(name, {}).get(config)
             cells += [_figure(a), _figure(b)]
-        index = e5.get(name, {}).get("index") or {}
-        seconds, docs = index.get("seconds"), index.get("documents")  # type: ignore[union-attr]
+        index = e5.get(name, {}).get("index")
+        info: dict[str, Any] = index if isinstance(index, dict) else {}
+        seconds, docs = info.get("seconds"), info.get("documents")
         rate = f"{seconds:.0f} ({docs / seconds:.1f})" if seconds and docs else "–"
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {rate} |")
     if speed:
