@@ -96,6 +96,12 @@ class ScopedRetriever:
         base = self._base
         return base if isinstance(base, Retriever) else base()
 
+    def warm_up(self) -> None:
+        """Warm the retriever it scopes (load its models), so the first question's deadline does not pay."""
+        warm_up = getattr(self.current(), "warm_up", None)
+        if callable(warm_up):
+            warm_up()
+
     def scope(self, filters: dict[str, Any] | None) -> dict[str, Any] | None:
         """The filters a call with `filters` actually runs with (the tenant's ANDed in)."""
         return merge_filters(self.tenant, filters)

@@ -234,6 +234,7 @@ class KnowledgeBase:
         self.store = _new_store(self.config, store_dir)
         self._runners: dict[str, QueryRunner] = {}
         self._query_memo = QueryMemo()
+        self._query_models: dict[tuple[str, str, str | None], Any] = {}
 
     @classmethod
     def open(cls, store_dir: str | Path | None, config: RetrievalConfig | None = None) -> KnowledgeBase:
@@ -571,8 +572,9 @@ class KnowledgeBase:
                 info.notes.append(note)
             if "text_embedder" in pipe.graph.nodes:
                 embedder = pipe.get_component("text_embedder")
-                if isinstance(embedder, QueryEmbedder):  # one query embedding for every pipeline
+                if isinstance(embedder, QueryEmbedder):  # one query embedding and model for every pipeline
                     embedder.share_memo(self._query_memo)
+                    embedder.share_models(self._query_models)
             self._runners[key] = QueryRunner(pipe, info)
         return self._runners[key]
 

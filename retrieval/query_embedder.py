@@ -86,10 +86,20 @@ class QueryEmbedder:
         self._embedder: Any = None
         self._onnx: OnnxSentenceEncoder | None = None
         self._e5: E5Encoder | None = None
+        self._models: dict[tuple[str, str, str | None], Any] = {}
 
     def share_memo(self, memo: QueryMemo) -> None:
         """Use `memo` (shared with other query embedders) instead of this component's own."""
         self.memo = memo
+
+    def share_models(self, models: dict[tuple[str, str, str | None], Any]) -> None:
+        """Take a loaded model from `models` (shared with other query embedders) and leave ours there.
+
+        A knowledge base builds one query pipeline per query setting (the agent asks for top 3, then
+        top 5); without sharing, each loaded its own copy of the model — the second load fell inside
+        the agent's retrieve deadline and a cold `ask` reported a retriever timeout.
+        """
+        self._models = models
 
     @property
     def memo_key(self) -> str:
@@ -100,18 +110,29 @@ class QueryEmbedder:
         """Resolve the model name to a local path and load the model (idempotent)."""
         if self._embedder is not None or self._onnx is not None or self._e5 is not None:
             return
+        key = (self.backend, self.model, self.cache_dir)
+        if key not in self._models:
+            self._models[key] = self._load()
+        loaded = self._models[key]
+        if isinstance(loaded, E5Encoder):
+            self._e5 = loaded
+        elif self.backend not in ("torch", "auto"):
+            self._onnx = loaded
+        else:
+            self._embedder = loaded
+
+    def _load(self) -> Any:
+        """Load this component's model (the engine, the ONNX encoder or the sentence-transformers one)."""
         if self.backend == E5_BACKEND:
             e5 = E5Encoder(threads=self.threads)
             e5.warm_up()
-            self._e5 = e5
-            return
+            return e5
         if self.backend not in ("torch", "auto"):  # auto: a store not indexed yet, MiniLM's default
             from haygraph.retrieval.embedding_cache import onnx_encoder
 
             encoder = onnx_encoder(self.model, self.backend, self.cache_dir)
             encoder.warm_up()
-            self._onnx = encoder
-            return
+            return encoder
         from haystack_integrations.components.embedders.sentence_transformers import (
             SentenceTransformersTextEmbedder,
         )
@@ -123,7 +144,7 @@ class QueryEmbedder:
             local_files_only=True,
         )
         embedder.warm_up()
-        self._embedder = embedder
+        return embedder
 
     @component.output_types(embedding=list[float])
     def run(self, text: str) -> dict[str, list[float]]:

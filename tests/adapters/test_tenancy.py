@@ -79,6 +79,18 @@ class TestScopedRetriever:
         assert tenants(scoped.retrieve("travel policy", top_k=10)) == {"A", "B"}
         assert tenants(scoped.retrieve("travel policy", top_k=10, filters=OTHER_TENANT)) == {"B"}
 
+    def test_warm_up_reaches_the_scoped_retriever(self) -> None:
+        class Warmable(FilteringRetriever):
+            warmed = 0
+
+            def warm_up(self) -> None:
+                self.warmed += 1
+
+        base = Warmable()
+        ScopedRetriever(base, "A").warm_up()
+        ScopedRetriever(FilteringRetriever(), "A").warm_up()  # a retriever without warm_up is left alone
+        assert base.warmed == 1
+
     def test_lookup_refuses_foreign_chunks_like_missing_ones(self) -> None:
         scoped = ScopedRetriever(FilteringRetriever(), "A")
         assert scoped.lookup("a1") is not None and scoped.lookup("a1").id == "a1"  # type: ignore[union-attr]

@@ -147,3 +147,16 @@ def test_remembered_batch_matches_single_query_embeddings():
     assert batched.remember(texts) == 3
     for text, vector in zip(texts, single, strict=True):
         assert float(np.dot(vector, np.asarray(batched.run(text=text)["embedding"]))) > 0.9999
+
+
+class TestSharedModels:
+    def test_embedders_sharing_models_load_one(self, fake_model):
+        models: dict = {}
+        first, second = QueryEmbedder(), QueryEmbedder()
+        first.share_models(models)
+        second.share_models(models)
+        first.run(text="annual leave")
+        second.run(text="parking")
+        assert len(fake_model.instances) == 1  # the second pipeline's embedder reused the loaded model
+        QueryEmbedder().run(text="x")  # one that shares nothing loads its own
+        assert len(fake_model.instances) == 2
