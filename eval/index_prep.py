@@ -22,7 +22,7 @@ from typing import Any
 from haygraph.eval.errors import DatasetError
 from haygraph.retrieval.bm25_index import BM25Index
 from haygraph.retrieval.chunk_ids import content_hash
-from haygraph.retrieval.config import RetrievalConfig
+from haygraph.retrieval.config import RetrievalConfig, saved_encoder
 from haygraph.retrieval.converters import read_beir_corpus
 from haygraph.retrieval.errors import ConfigError, IndexSettingsMismatchError, StoreError
 from haygraph.retrieval.knowledge_base import KnowledgeBase, run_pipeline
@@ -189,10 +189,9 @@ def _reusable(
         return f"cannot open it ({exc})", None
     saved = kb.store.meta.get("config") or {}
     wanted = config.model_dump(mode="json")
-    if wanted["embedder"]["backend"] == "auto" and saved.get("embedder"):
+    if wanted["embedder"]["backend"] == "auto":
         # auto picks the same encoder for the same documents (checked below) as when the store was built
-        kept = {k: saved["embedder"][k] for k in ("backend", "model", "languages") if k in saved["embedder"]}
-        wanted["embedder"] = {**wanted["embedder"], **kept}
+        wanted["embedder"] = {**wanted["embedder"], **saved_encoder(saved.get("embedder"))}
     for section in _MATCHED_SECTIONS:
         if _indexing_part(saved.get(section)) != _indexing_part(wanted[section]):
             return f"its {section} settings differ", None

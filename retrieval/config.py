@@ -183,6 +183,17 @@ class EmbedderConfig(_Section):
         return data
 
 
+ENCODER_KEYS: tuple[str, ...] = ("backend", "model", "languages")
+"""The embedder keys that say which encoder made a store's vectors (``backend: auto`` defers to them)."""
+
+
+def saved_encoder(embedder: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The `ENCODER_KEYS` a store's saved embedder section records, or {} when it chose none (auto)."""
+    if not embedder or embedder.get("backend") in (None, "auto"):
+        return {}
+    return {k: embedder[k] for k in ENCODER_KEYS if k in embedder}
+
+
 class BM25Config(_Section):
     """Keyword retrieval settings."""
 

@@ -16,7 +16,13 @@ from typing import Any
 from haystack import Document, Pipeline
 
 from haygraph.retrieval.bm25_index import BM25Index
-from haygraph.retrieval.config import BUNDLED_MODEL, QueryConfig, RetrievalConfig, relevance_for_backend
+from haygraph.retrieval.config import (
+    BUNDLED_MODEL,
+    QueryConfig,
+    RetrievalConfig,
+    relevance_for_backend,
+    saved_encoder,
+)
 from haygraph.retrieval.converters import read_beir_corpus
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder, cache_model_key
 from haygraph.retrieval.errors import (
@@ -449,9 +455,8 @@ class KnowledgeBase:
         embedder = self.config.embedder
         if embedder.backend != "auto" or embedder.model != BUNDLED_MODEL or not self.store.count_documents():
             return
-        saved = (self.store.meta.get("config") or {}).get("embedder") or {}
-        if saved.get("backend") not in (None, "auto"):
-            keep = {k: saved[k] for k in ("backend", "model", "languages") if k in saved}
+        keep = saved_encoder((self.store.meta.get("config") or {}).get("embedder"))
+        if keep:
             self.config = self.config.with_overrides(embedder=keep)
             self._runners.clear()
 

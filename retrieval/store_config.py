@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from haygraph.retrieval.config import BUNDLED_MODEL, RetrievalConfig
+from haygraph.retrieval.config import BUNDLED_MODEL, ENCODER_KEYS, RetrievalConfig
 from haygraph.retrieval.errors import ConfigError, IndexSettingsMismatchError
 
 INDEXING_KEYS: tuple[str, ...] = (
@@ -66,7 +66,7 @@ def merge_store_config(
     overlay = given.model_dump(mode="json", exclude_unset=True)
     if given.embedder.backend == "auto" and isinstance(overlay.get("embedder"), dict):
         # auto chose the store's encoder when it was built: keep it (a dumped default config says auto)
-        drop = {"backend", "languages"} | ({"model"} if given.embedder.model == BUNDLED_MODEL else set())
+        drop = set(ENCODER_KEYS) - ({"model"} if given.embedder.model != BUNDLED_MODEL else set())
         overlay["embedder"] = {k: v for k, v in overlay["embedder"].items() if k not in drop}
     stored = base.model_dump(mode="json")
     for key, value in leaves(overlay):
