@@ -360,13 +360,10 @@ def _closest_in_meaning(
     query: str, units: list[tuple[str, str]], kind: str | None, encoder: MeaningEncoder
 ) -> tuple[str, str]:
     """The (unit, evidence id) closest in meaning to `query`, a unit holding the asked-for type preferred."""
-    from haygraph.control.planning.meaning import MAX_UNITS, scaled_cosine
+    from haygraph.control.planning.meaning import MAX_UNITS, closeness
 
     units = units[:MAX_UNITS]
-    question = encoder.embed([question_text(query)], query=True)[0]
-    vectors = encoder.embed([text for text, _id in units], query=False)
-    scores = [
-        scaled_cosine(question, vector) * (TYPE_BONUS if holds_type(kind, text) else 1.0)
-        for (text, _id), vector in zip(units, vectors, strict=True)
-    ]
+    close = closeness(query, [text for text, _id in units], encoder)
+    bonus = [TYPE_BONUS if holds_type(kind, text) else 1.0 for text, _id in units]
+    scores = [c * b for c, b in zip(close, bonus, strict=True)]
     return units[max(range(len(units)), key=lambda i: (scores[i], -i))]

@@ -115,6 +115,12 @@ def missing_share(question: str, texts: Sequence[str]) -> float:
     return len(missing) / looked_up if looked_up else 0.0
 
 
+def closeness(question: str, passages: Sequence[str], encoder: MeaningEncoder) -> list[float]:
+    """How close in meaning each passage is to what `question` asks (`scaled_cosine`, 0-1)."""
+    query = encoder.embed([question_text(question)], query=True)[0]
+    return [scaled_cosine(query, v) for v in encoder.embed(passages, query=False)]
+
+
 def meaning_signals(
     question: str,
     units: Sequence[str],
@@ -137,9 +143,7 @@ def meaning_signals(
     passages = units + headings
     if not passages:
         return out
-    query = encoder.embed([question_text(question)], query=True)[0]
-    vectors = encoder.embed(passages, query=False)
-    scores = [scaled_cosine(query, v) for v in vectors]
+    scores = closeness(question, passages, encoder)
     out["meaning_unit"] = max(scores[: len(units)], default=0.0)
     out["meaning_heading"] = max(scores[len(units) :], default=0.0)
     return out
