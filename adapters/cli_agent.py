@@ -185,12 +185,16 @@ def explain_decision(question: str, result: dict[str, Any]) -> str:
     if not decision:
         return "decision: none was made (no retrieval this turn)"
     verdict = "answered" if decision["answerable"] else "refused"
-    if decision.get("rule"):
+    if decision.get("rule") and not decision.get("signals"):
         return f"decision: {verdict} by rule: {decision['rule']}"
     top = sorted(result.get("evidence") or [], key=lambda e: -float(e.get("score") or 0))[:TOP_EVIDENCE]
     op = ">=" if decision["answerable"] else "<"
     p, threshold = decision["probability"], decision["threshold"]
     lines = [f"decision: {verdict} (p={p:.2f} {op} threshold {threshold:.2f})"]
+    if decision.get("rule"):
+        lines = [
+            f"decision: {verdict} by rule: {decision['rule']} (model p={p:.2f}, threshold {threshold:.2f})"
+        ]
     missing, _ = missing_words(question, [f"{e['source']} {e['text']}" for e in top])
     if missing:
         lines.append("  no retrieved passage mentions: " + ", ".join(repr(w) for w in missing))

@@ -135,7 +135,7 @@ def run_protocol(
             rows.append((case, checks))
             bad = [k for k, ok in checks.items() if k in FIGURES and ok is (k == "false_refusal")]
             if bad:
-                failures.append({"id": case.id, "failed": bad, "status": result["status"]})
+                failures.append(failure_record(case.id, bad, result))
         report["modes"][mode] = {
             "figures": aggregate(rows),
             "latency_ms_p50": statistics.median(latency) if latency else None,
@@ -144,6 +144,20 @@ def run_protocol(
         }
         logger.info("%s %s: %s", protocol.name, mode, report["modes"][mode]["figures"].get("all"))
     return report
+
+
+def failure_record(case_id: str, failed: list[str], result: dict[str, Any]) -> dict[str, Any]:
+    """One failed case for the report: what failed, the status, the answer's start and the decision."""
+    decision = result.get("decision") or {}
+    return {
+        "id": case_id,
+        "failed": failed,
+        "status": result["status"],
+        "answer": str(result.get("answer") or "")[:300],
+        "decision": {
+            k: decision.get(k) for k in ("answerable", "probability", "rule", "signals") if k in decision
+        },
+    }
 
 
 def format_report(report: dict[str, Any]) -> list[str]:

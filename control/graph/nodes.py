@@ -226,7 +226,7 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     decision = model.decide(state.get("query") or state.get("question", ""), evidence)
     return {
         "quality": best_relevance(evidence),
-        "answerable": decision.probability,
+        "answerable": decision.probability if decision.rule is None else 0.0,
         "decision": decision.to_dict(),
     }
 

@@ -100,7 +100,7 @@ class State(InputState, total=False):
 
     answerable: float | None
     """Probability that this turn's evidence answers the question (`evaluate`, with
-    `Context.answerability`; None = no decision model)."""
+    `Context.answerability`; 0 when a rule refused; None = no decision model)."""
 
     decision: dict[str, Any] | None
     """The last answer-or-refuse decision of this turn (`Decision.to_dict`: answerable, probability,

@@ -38,6 +38,9 @@ parts only (CMRC 2018 tune passages, handbook tune cases, SciFact train claims).
 
 Two rules come before the model: a question with no content terms, or written in another language's
 script (`other_language`: mostly neither Latin nor Chinese, or with kana / hangul), is not answerable.
+Two come after it: a question naming an identifier (`code_terms`: ``__VUE_PROD_TIPS__``,
+``defineAsyncComponent``, a code span) that no evidence mentions, or asking for a `REQUIRED_TYPES`
+type that no retrieved unit holds (``type_missing``), is not answerable either.
 """
 
 from __future__ import annotations
@@ -65,6 +68,14 @@ from haygraph.control.planning.meaning import MEANING_SIGNALS, MeaningEncoder, m
 
 TOP_EVIDENCE = 3
 """How many of the best evidence items the signals look at."""
+
+REQUIRED_TYPES = frozenset({"number", "duration", "size", "flag", "default"})
+"""Asked-for types an answer cannot do without: when the question asks for one ("how many", "how
+long", "how big", "which flag", "the default") and no retrieved unit sharing its terms holds one (a
+number, a number with a unit of time or size, a code span or ``--flag``, the word default), the turn
+is refused whatever the model's probability — an on-topic sentence without the number is no
+answer. Dates, names, places, reasons and definitions are not: their patterns (capitalised words,
+"when" in "what happens when …") are too loose to refuse on."""
 
 SIGNALS: tuple[str, ...] = (
     "relevance",
@@ -143,6 +154,48 @@ def key_entities(question: str) -> list[str]:
     else:
         found.extend(n for n in _NAME.findall(question) if n not in _GENERIC_NAMES)
     return list(dict.fromkeys(e.strip().lower() for e in found if e.strip()))
+
+
+_CODE_TERM = re.compile(
+    r"`([^`\n]+)`"  # a code span
+    r"|(?<![A-Za-z0-9_.$-])((?:--?)?[A-Za-z_$][A-Za-z0-9_$]*(?:[._-][A-Za-z0-9_$]+)*)(?![A-Za-z0-9_$])"
+)
+
+
+_WEB_HOST = re.compile(r"^www\.|\.(?:com|org|net|io|cn|dev|edu|gov|example|co|uk|de|app)$", re.IGNORECASE)
+"""A web address in a question is where, not what: "bought on shop.example.com" names no identifier."""
+
+
+def code_terms(question: str) -> list[str]:
+    """Identifiers the question names, lowercased.
+
+    Code spans, and words with an underscore, a dot inside (``vue.global.prod.js``, ``app.config``;
+    not e.g. or a web address), an inner capital (``defineAsyncComponent``, ``CommonJS``) or a
+    leading ``--`` (a flag).
+
+    Such a name is the specific thing a question asks about: evidence that never mentions it
+    answers another question, however close in meaning.
+    """
+    found = []
+    for match in _CODE_TERM.finditer(question):
+        span, word = match.group(1), match.group(2)
+        if span:
+            found.append(span.strip())
+        elif word and (
+            "_" in word.strip("_")
+            or "__" in word
+            or ("." in word and max(map(len, word.split("."))) > 1 and not _WEB_HOST.search(word))
+            or word.startswith("-")
+            or re.search(r"[a-z][A-Z]", word)
+        ):
+            found.append(word)
+    return list(dict.fromkeys(t.lower() for t in found if len(t) > 2))
+
+
+def absent_code_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
+    """The question's `code_terms` that no evidence item's text (or source name) contains."""
+    joined = " ".join(f"{e.source} {e.text}" for e in evidence).lower()
+    return [t for t in code_terms(question) if t not in joined]
 
 
 def _squash(text: str) -> str:
@@ -232,8 +285,9 @@ def answerability_features(question: str, signals: dict[str, float]) -> tuple[fl
 class Decision:
     """The answer-or-refuse decision of one evaluate step, with the signals it read.
 
-    `rule` names a rule that decided before the model ("no evidence", "no content terms", "another
-    language"); then `signals` is empty.
+    `rule` names a rule that decided: before the model ("no evidence", "no content terms", "another
+    language"; then `signals` is empty) or after it (the asked-for type is absent; `signals` and
+    `probability` are the model's).
     """
 
     answerable: bool
@@ -305,7 +359,18 @@ class AnswerabilityModel:
         features = answerability_features(question, signals)
         z = sum(self.weights.get(name, 0.0) * x for name, x in zip(FEATURE_NAMES, features, strict=True))
         p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
-        return Decision(p >= self.threshold, p, self.threshold, signals)
+        if p < self.threshold:
+            return Decision(False, p, self.threshold, signals)
+        kind = asked_type(question)
+        absent = absent_code_terms(question, evidence)
+        if absent:
+            names = ", ".join(f"'{t}'" for t in absent)
+            return Decision(False, p, self.threshold, signals, rule=f"no retrieved passage mentions {names}")
+        if signals["type_missing"] and kind in REQUIRED_TYPES:
+            return Decision(
+                False, p, self.threshold, signals, rule=f"no retrieved sentence holds the asked-for {kind}"
+            )
+        return Decision(True, p, self.threshold, signals)
 
     def probability(self, question: str, evidence: Sequence[Evidence]) -> float:
         """Probability that `evidence` answers `question` (0 by rule: no content terms, another script)."""

@@ -106,6 +106,21 @@ def question_terms(question: str) -> dict[str, float]:
     return terms(question_text(question))
 
 
+EN_NUMERALS = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"sixty|hundred|thousand|million|once|twice|dozen|half|a single|"
+    r"an? (?=(?:day|week|month|hour|year|minute)s?\b)"
+)
+"""English number words (and "a"/"an" before a unit of time: "an hour", "a year")."""
+ZH_NUMERALS = r"[零〇一二两三四五六七八九十百千万亿半几]+"
+"""Chinese numerals (三年, 十二天, 两周, 半个月)."""
+ZH_MEASURES = (
+    r"(?:个|次|名|人|天|年|月|周|元|块|倍|项|条|种|家|张|台|份|位|岁|层|页|本|辆|所|座|小时|分钟|秒|%|成|"
+    r"公里|米|千克|公斤|克|万|亿|千|百)"
+)
+"""Measure words and units a Chinese numeral stands before when it counts something (三次, 两名, 五倍)."""
+
+
 ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "flag": (
         re.compile(
@@ -119,10 +134,15 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "duration": (
         re.compile(
             r"\bhow long\b|\bhow much time\b|\bhow many (?:working |calendar |business )?"
-            r"(?:days|weeks|months|hours|years|minutes)\b|多久|多长时间|几天|几周|几个月|多少天|多少小时"
+            r"(?:days|weeks|months|hours|years|minutes|seconds|milliseconds)\b|多久|多长时间|几天|几周|几个月|"
+            r"多少(?:个)?(?:天|小时|分钟|秒|毫秒|周|个月|年)"
         ),
         re.compile(
-            r"\d+\s*(?:working\s+|calendar\s+|business\s+)?(?:days?|weeks?|months?|hours?|years?|minutes?)\b|\d+\s*(?:个)?(?:天|周|月|小时|年|分钟|工作日)"
+            rf"(?:\d+|{EN_NUMERALS})\s*(?:-\s*)?(?:working\s+|calendar\s+|business\s+)?"
+            r"(?:(?:work|business|week)?days?|nights?|weeks?|months?|hours?|hrs?|years?|minutes?|mins?|"
+            r"seconds?|secs?|ms|milliseconds?)\b|"
+            rf"(?:\d+|{ZH_NUMERALS})\s*(?:个)?(?:天|周|星期|月|小时|钟头|年|分钟|秒|毫秒|工作日)",
+            re.IGNORECASE,
         ),
     ),
     "date": (
@@ -138,7 +158,7 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\bhow (?:big|large|heavy)\b|\bwhat(?:'s| is) the (?:maximum |max |file )?size\b|"
             r"\bsize (?:limit|of)\b|\bhow much (?:disk|space|memory|storage|ram)\b|"
             r"\bhow many (?:mb|gb|kb|tb|bytes|megabytes|gigabytes)\b|"
-            r"多大|大小|容量|多少(?:mb|gb|kb|兆|字节)|多重|尺寸"
+            r"多大|大小|容量|多少\s*(?:mb|gb|kb|兆|字节)|多重|尺寸"
         ),
         re.compile(
             r"\d\s*(?:[KMGTP]i?B|[kmgt]b|bytes?|(?:kilo|mega|giga|tera)bytes?|字节|兆|[KMGT]\b|"
@@ -149,13 +169,18 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "default": (
         re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省"),
-        re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省", re.IGNORECASE),
+        re.compile(
+            r"\bdefaults?\s*(?:[:=]|to\b|is\b|value|of\b|setting)|\bthe default \w+ (?:is|are)\b|"
+            r"\bby default\b|\bdefaulting to\b|"
+            r"默认(?:值|为|是|的|情况下|设置|会|将|\*{0,2}\s*[:：])|缺省(?:值|为|是|[:：])",
+            re.IGNORECASE,
+        ),
     ),
     "number": (
         re.compile(
             r"\bhow (?:many|much)\b|\bwhat (?:percentage|amount|number)\b|\bmaximum\b|\blimit\b|多少|几"
         ),
-        re.compile(r"\d"),
+        re.compile(rf"\d|\b(?:{EN_NUMERALS})\b|(?:{ZH_NUMERALS})\s*{ZH_MEASURES}", re.IGNORECASE),
     ),
     "name": (
         re.compile(r"\bwho\b|\bwhose\b|\bwhich (?:team|person|department)\b|谁|哪位|哪个部门"),
@@ -182,7 +207,8 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
 
 A flag or command name ("which flag…", 哪个参数) is held by a code span or a ``--flag``; a size ("how
 big", 多大, 大小) by a number with a data or physical unit (MB, 平方米, seats); a default value
-("default", 默认) by the word itself ("Defaults to 30", 默认值是 30).
+("default", 默认) by the word stating a value or behaviour ("Defaults to 30", "Default: 30", "by default",
+默认值是 30, 默认为; not "the default content" / 默认内容, a default that is a thing, not a setting).
 """
 
 TYPE_BONUS = 1.5

@@ -427,6 +427,15 @@ class TestAnswerabilityDecision:
         state = run("what is it", retriever=retriever, answerability=always, max_retries=0)
         assert state["answerable"] == 0.0 and state["status"] == "insufficient_evidence"
 
+    def test_a_rule_after_the_model_refuses_the_turn(self) -> None:
+        # the model says yes (p ~ 1), but no retrieved sentence holds the number "how many" asks for
+        retriever = CountingRetriever(KeywordRetriever([ev("x.md::1", "Parking is free for staff.", 0.9)]))
+        always = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        state = run("how many parking spaces are free for staff", retriever=retriever, answerability=always)
+        assert state["answerable"] == 0.0 and state["status"] == "insufficient_evidence"
+        assert state["decision"]["rule"] == "no retrieved sentence holds the asked-for number"
+        assert state["decision"]["probability"] > 0.99
+
     def test_the_shipped_decision_is_the_default(self) -> None:
         assert Context().answerability is shipped_model()
         assert Context(answerability=None).answerability is None  # the older relevance-only heuristic

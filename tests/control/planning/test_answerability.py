@@ -15,6 +15,7 @@ from haygraph.control.planning.answerability import (
     AnswerabilityModel,
     answerability_features,
     answerability_signals,
+    code_terms,
     key_entities,
     longest_shared_span,
     script_shares,
@@ -86,6 +87,37 @@ class TestModel:
         assert model.probability("what is it?", [LEAVE]) == 0.0
         assert model.probability("Сколько дней ежегодного отпуска?", [LEAVE]) == 0.0
         assert model.probability("How many days of leave?", []) == 0.0
+
+    def test_a_required_type_no_unit_holds_refuses_whatever_the_model(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        lazy = ev(1, "By default, v-model syncs the input with the data after each input event.", 0.8, 0.9)
+        refused = model.decide("How many milliseconds does v-model wait before it syncs?", [lazy])
+        assert not refused.answerable and refused.rule == "no retrieved sentence holds the asked-for duration"
+        assert refused.probability > 0.99 and refused.signals["type_missing"] == 1.0
+        assert model.decide("How many days of leave do I get?", [LEAVE]).answerable  # 12 working days
+        laptop = ev(2, "笔记本电脑使用满三年后，员工可以在IT服务台提交更换申请。", 0.8, 0.9)
+        assert model.decide("笔记本电脑用满几年可以申请更换？", [laptop]).answerable  # 三年 is a number
+        assert model.decide(
+            "Why does v-model sync after each input event?", [lazy]
+        ).answerable  # not required
+
+    def test_an_identifier_no_evidence_mentions_refuses(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        flags = ev(
+            1, "`__VUE_OPTIONS_API__` defaults to true; `@vitejs/plugin-vue` provides defaults.", 0.8, 0.9
+        )
+        refused = model.decide("What is the default value of the __VUE_PROD_TIPS__ flag?", [flags])
+        assert not refused.answerable and refused.rule == "no retrieved passage mentions '__vue_prod_tips__'"
+        assert model.decide("What is the default value of __VUE_OPTIONS_API__?", [flags]).answerable
+        assert model.decide("__VUE_OPTIONS_API__ 的默认值是什么？", [flags]).answerable
+
+    def test_code_terms(self) -> None:
+        assert code_terms("How often does defineAsyncComponent retry?") == ["defineasynccomponent"]
+        assert code_terms("vue.global.prod.js 压缩后有多大") == ["vue.global.prod.js"]
+        assert code_terms("使用defineAsyncComponent时") == ["defineasynccomponent"]
+        assert code_terms("What does `v-model.lazy` do with --force?") == ["v-model.lazy", "--force"]
+        assert code_terms("How do I reset my VPN password, e.g. for MFA? Is Wi-Fi free?") == []
+        assert code_terms("How long do I have to return what I bought on shop.northwind.example?") == []
 
     def test_bad_weights_and_threshold_are_config_errors(self, tmp_path) -> None:
         with pytest.raises(ConfigError, match="unknown answerability weight"):

@@ -221,6 +221,35 @@ class TestStructuredUnits:
         assert asked_type("Tell me about the leave policy") is None
         assert holds_type("date", "by 31 March") and not holds_type("date", "by the end")
 
+    def test_a_default_is_held_by_a_stated_default_not_by_the_word(self) -> None:
+        for held in (
+            "Default: Infinity.",
+            "默认值是：Infinity",
+            "默认为 200ms",
+            "It defaults to true.",
+            "By default, it syncs.",
+            "- **默认：** `'condense'`",
+            "The default strategy is condense.",
+        ):
+            assert holds_type("default", held), held
+        assert not holds_type(
+            "default", "It switches to fallback content before the new default content renders."
+        )
+        assert not holds_type("default", "将导致在替换默认内容时立即显示后备内容")
+        assert not holds_type("default", "A value of 0 shows the fallback when default content is replaced.")
+        assert asked_type("Suspense 的 timeout 默认值是多少毫秒？") == "duration"
+        assert asked_type("How many milliseconds does it wait?") == "duration"
+
+    def test_numbers_in_words_hold_a_number_or_duration(self) -> None:
+        assert holds_type("number", "使用满三年后可以更换") and holds_type("number", "最多报销两次")
+        assert holds_type("duration", "试用期为六个月") and holds_type("duration", "It takes an hour.")
+        assert holds_type("duration", "The probation period lasts six months.")
+        assert holds_type("number", "You may bring twice as many guests.")
+        assert not holds_type("number", "统一管理，一起提交") and not holds_type(
+            "number", "There is no limit."
+        )
+        assert not holds_type("duration", "By default, v-model syncs after each input event.")
+
     def test_how_many_days_prefers_a_duration_to_a_date(self) -> None:
         # Both units share "annual", "leave", "day"; only the second holds a number of days ("1 January"
         # is a date), so it leads: "how many days" asks for a duration, not for any digit.
