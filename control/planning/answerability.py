@@ -64,7 +64,12 @@ from haygraph.control.planning.extractive import (
     question_text,
     terms,
 )
-from haygraph.control.planning.meaning import MEANING_SIGNALS, MeaningEncoder, meaning_signals
+from haygraph.control.planning.meaning import (
+    MEANING_SIGNALS,
+    MeaningEncoder,
+    contrasted_words,
+    meaning_signals,
+)
 
 TOP_EVIDENCE = 3
 """How many of the best evidence items the signals look at."""
@@ -273,6 +278,19 @@ def unit_signals(
     return {"unit_coverage": best, "type_missing": 1.0 if missing else 0.0, **meaning}
 
 
+def quoted_units(question: str, evidence: Sequence[Evidence], n: int = 3) -> list[str]:
+    """The `n` answer units of the top evidence sharing most of the question's terms, best first.
+
+    Those an extractive answer would quote; none when no unit shares any term.
+    """
+    q_terms = terms(question_text(question))
+    top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
+    units = [unit for e in top for unit in answer_units(e.text)]
+    shares = [term_share(q_terms, unit) for unit in units]
+    best = sorted(range(len(units)), key=lambda i: -shares[i])[:n]
+    return [units[i] for i in best if shares[i] > 0]
+
+
 def answerability_features(question: str, signals: dict[str, float]) -> tuple[float, ...]:
     """The model's inputs in `FEATURE_NAMES` order: each signal (and a bias of 1) times its language share."""
     cjk, latin, _other = script_shares(question)
@@ -366,6 +384,12 @@ class AnswerabilityModel:
         if absent:
             names = ", ".join(f"'{t}'" for t in absent)
             return Decision(False, p, self.threshold, signals, rule=f"no retrieved passage mentions {names}")
+        contrasted = contrasted_words(
+            question, [e.text for e in evidence], quoted_units(question, evidence), self.encoder
+        )
+        if contrasted:
+            pairs = ", ".join(f"'{word}' (they state '{sibling}')" for word, sibling in contrasted)
+            return Decision(False, p, self.threshold, signals, rule=f"no retrieved passage mentions {pairs}")
         if signals["type_missing"] and kind in REQUIRED_TYPES:
             return Decision(
                 False, p, self.threshold, signals, rule=f"no retrieved sentence holds the asked-for {kind}"

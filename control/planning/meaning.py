@@ -109,6 +109,56 @@ def missing_words(question: str, texts: Sequence[str]) -> tuple[list[str], int]:
     return [w for w in words if (w not in found if w.isascii() else w not in joined)], len(words)
 
 
+SYNONYM_COSINE = 0.97
+"""Passage cosine (multilingual-e5-small) from which two words are taken as synonyms, not siblings:
+薪资/工资 0.980 and 费用/花费 0.967 against 晚餐/午餐 0.951, 病假/年假 0.950, 周末/周一 0.946
+(员工/职工 0.959 and 婚假/产假 0.964 sit together: the line is not clean)."""
+
+
+def contrasted_words(
+    question: str, texts: Sequence[str], units: Sequence[str], encoder: MeaningEncoder | None = None
+) -> list[tuple[str, str]]:
+    """The question's missing Chinese key words that `units` name a sibling of: (missing, sibling).
+
+    Only nouns and time words count (jieba's part-of-speech tags). A sibling is a word of the unit of
+    the same length and head character but another modifier —
+    晚餐 asked, 午餐 stated; 病假 asked, 年假 stated — and not in the question: the unit speaks of
+    another member of the same kind, the near miss that meaning alone cannot tell (e5 puts
+    "周末晚餐补贴是多少" as close to the lunch sentence as to a dinner one). `texts` are all the
+    evidence (a word any of them holds is not missing); `units` the answer units that would be quoted.
+    With an `encoder`, a sibling as close in meaning as a synonym (`SYNONYM_COSINE`) does not count.
+    """
+    missing = [w for w in missing_words(question, texts)[0] if not w.isascii() and len(w) == 2]
+    if not missing or not units:
+        return []
+    import jieba.posseg
+
+    def things(text: str) -> set[str]:
+        # two-character nouns and time words (晚餐, 周末), not verbs or numerals (要用, 一天)
+        return {
+            p.word
+            for p in jieba.posseg.lcut(text)
+            if len(p.word) == 2 and _CJK.match(p.word[0]) and (p.flag[0] in "nt" or p.flag == "vn")
+        }
+
+    asked = things(question_text(question))
+    missing = [w for w in missing if w in asked]
+    stated = set().union(*(things(unit) for unit in units)) if missing else set()
+    found = []
+    for word in missing:
+        siblings = sorted(w for w in stated if w[1] == word[1] and w[0] != word[0] and w not in question)
+        if siblings and encoder is not None:
+            vectors = encoder.embed([word, *siblings], query=False)
+            siblings = [
+                w
+                for w, v in zip(siblings, vectors[1:], strict=True)
+                if math.fsum(x * y for x, y in zip(vectors[0], v, strict=True)) < SYNONYM_COSINE
+            ]
+        if siblings:
+            found.append((word, siblings[0]))
+    return found
+
+
 def missing_share(question: str, texts: Sequence[str]) -> float:
     """Share of the question's looked-up `key_words` that none of `texts` contains (0 when none)."""
     missing, looked_up = missing_words(question, texts)

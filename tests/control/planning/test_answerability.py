@@ -101,6 +101,16 @@ class TestModel:
             "Why does v-model sync after each input event?", [lazy]
         ).answerable  # not required
 
+    def test_a_sibling_of_the_asked_for_thing_refuses(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        lunch = ev(1, "周末加班满 4 小时的，公司提供午餐补贴 30 元。", 0.8, 0.9)
+        refused = model.decide("周末加班的晚餐补贴是多少钱", [lunch])
+        assert (
+            not refused.answerable
+            and refused.rule == "no retrieved passage mentions '晚餐' (they state '午餐')"
+        )
+        assert model.decide("周末加班的午餐补贴是多少钱", [lunch]).answerable
+
     def test_an_identifier_no_evidence_mentions_refuses(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
         flags = ev(

@@ -12,6 +12,7 @@ from haygraph.control.planning.meaning import (
     COSINE_CEIL,
     COSINE_FLOOR,
     MeaningEncoder,
+    contrasted_words,
     key_words,
     meaning_signals,
     missing_share,
@@ -64,6 +65,34 @@ class TestMissingWords:
         texts = ["Each employee may order one laptop."]
         assert missing_share("How many Laptops can I order?", texts) == 0.0
         assert missing_share("How many monitors can I order?", texts) == 0.5
+
+
+class VectorsByWord:
+    """Passage vectors looked up by text (unit length), for the synonym check."""
+
+    def __init__(self, vectors: dict[str, list[float]]) -> None:
+        self.vectors = vectors
+
+    def embed(self, texts: Sequence[str], *, query: bool) -> list[list[float]]:
+        return [self.vectors[t] for t in texts]
+
+
+class TestContrastedWords:
+    LUNCH: ClassVar[list[str]] = ["周末加班满 4 小时的，公司提供午餐补贴 30 元。"]
+
+    def test_a_sibling_of_the_missing_thing_is_a_near_miss(self):
+        assert contrasted_words("周末加班的晚餐补贴是多少钱", self.LUNCH, self.LUNCH) == [("晚餐", "午餐")]
+        assert contrasted_words("周末加班的午餐补贴是多少钱", self.LUNCH, self.LUNCH) == []
+
+    def test_verbs_numerals_and_synonyms_are_not_siblings(self):
+        day = ["出差伙食补助当天按标准发放，每人每天 100 元。"]
+        assert contrasted_words("出差的伙食补助一天是多少钱", day, day) == []  # 一天 is a numeral
+        pay = ["员工的工资每月 10 日发放。"]
+        assert contrasted_words("薪资什么时候发放", pay, pay) == [("薪资", "工资")]
+        close = VectorsByWord({"薪资": [1.0, 0.0], "工资": [0.99, math.sqrt(1 - 0.99**2)]})
+        assert contrasted_words("薪资什么时候发放", pay, pay, close) == []  # as close as a synonym
+        far = VectorsByWord({"薪资": [1.0, 0.0], "工资": [0.9, math.sqrt(1 - 0.81)]})
+        assert contrasted_words("薪资什么时候发放", pay, pay, far) == [("薪资", "工资")]
 
 
 class TestMeaningSignals:
