@@ -74,10 +74,11 @@ from haygraph.control.planning.meaning import (
 TOP_EVIDENCE = 3
 """How many of the best evidence items the signals look at."""
 
-REQUIRED_TYPES = frozenset({"number", "duration", "size", "flag", "default"})
+REQUIRED_TYPES = frozenset({"number", "duration", "time", "size", "flag", "default"})
 """Asked-for types an answer cannot do without: when the question asks for one ("how many", "how
-long", "how big", "which flag", "the default") and no retrieved unit sharing its terms holds one (a
-number, a number with a unit of time or size, a code span or ``--flag``, the word default), the turn
+long", "what time", "how big", "which flag", "the default") and no retrieved unit sharing its terms
+holds one (a number, a number with a unit of time or size, a clock time, a code span or ``--flag``,
+a stated default), the turn
 is refused whatever the model's probability — an on-topic sentence without the number is no
 answer. Dates, names, places, reasons and definitions are not: their patterns (capitalised words,
 "when" in "what happens when …") are too loose to refuse on."""

@@ -145,8 +145,16 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             re.IGNORECASE,
         ),
     ),
+    "time": (
+        re.compile(r"\b(?:at )?what time\b|\bwhat hour\b|几点|什么时间(?:到|来|去|上班|下班|开始|结束)"),
+        re.compile(
+            r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)|\bnoon\b|\bmidnight\b|"
+            rf"(?:\d{{1,2}}|{ZH_NUMERALS})\s*[点时](?!间)|上午|下午|中午|早上|晚上|凌晨",
+            re.IGNORECASE,
+        ),
+    ),
     "date": (
-        re.compile(r"\bwhen\b|\bwhat (?:date|day|time)\b|\bby when\b|什么时候|何时|哪天|几号|几点|日期"),
+        re.compile(r"\bwhen\b|\bwhat (?:date|day)\b|\bby when\b|什么时候|何时|哪天|几号|日期"),
         re.compile(
             r"\b\d{1,2}:\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
             r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|\d+\s*[月日号点]|\b\d{4}\b",

@@ -221,6 +221,14 @@ class TestStructuredUnits:
         assert asked_type("Tell me about the leave policy") is None
         assert holds_type("date", "by 31 March") and not holds_type("date", "by the end")
 
+    def test_what_time_asks_for_a_clock_time(self) -> None:
+        assert asked_type("It's my first day tomorrow - what time should I show up?") == "time"
+        assert asked_type("几点上班？") == "time" and asked_type("When is the deadline?") == "date"
+        assert holds_type("time", "Arrive at **09:00** at the reception") and holds_type(
+            "time", "早上九点到前台"
+        )
+        assert not holds_type("time", "Tracking can take up to 24 hours to show the first scan.")
+
     def test_a_default_is_held_by_a_stated_default_not_by_the_word(self) -> None:
         for held in (
             "Default: Infinity.",
