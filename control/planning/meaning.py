@@ -51,6 +51,11 @@ _CJK = re.compile(f"[{CJK_RANGES}]")
 _LATIN_WORD = re.compile(r"[a-z]+")
 _QUESTION_CHARS = re.compile(r"[几多什么哪怎谁吗呢]")
 _HOW_PHRASE = re.compile(r"\bhow (?:long|much|many|often|big|large|far|old|soon)\b", re.IGNORECASE)
+_YES_NO = re.compile(
+    r"[吗么][\s?？!！。.~～]*$|是否|是不是|能不能|可不可以|有没有|要不要|需不需要|会不会|对不对|"
+    r"^\s*(?:is|are|was|were|do|does|did|can|could|should|will|would|must|has|have|may)\b",
+    re.IGNORECASE,
+)
 _ZH_GENERIC = frozenset(
     {"可以", "是否", "需要", "能否", "如何", "应该", "一个", "我们", "你们", "这个", "那个"}
 )
@@ -127,7 +132,11 @@ def contrasted_words(
     "周末晚餐补贴是多少" as close to the lunch sentence as to a dinner one). `texts` are all the
     evidence (a word any of them holds is not missing); `units` the answer units that would be quoted.
     With an `encoder`, a sibling as close in meaning as a synonym (`SYNONYM_COSINE`) does not count.
+    A yes/no question has none: "还需要手动加吗" over a sentence saying it happens 自动 is answered
+    by the contrast.
     """
+    if _YES_NO.search(question):
+        return []
     missing = [w for w in missing_words(question, texts)[0] if not w.isascii() and len(w) == 2]
     if not missing or not units:
         return []

@@ -84,6 +84,11 @@ class TestContrastedWords:
         assert contrasted_words("周末加班的晚餐补贴是多少钱", self.LUNCH, self.LUNCH) == [("晚餐", "午餐")]
         assert contrasted_words("周末加班的午餐补贴是多少钱", self.LUNCH, self.LUNCH) == []
 
+    def test_a_yes_no_question_is_answered_by_the_contrast(self):
+        auto = ["使用 v-model.number 时，输入框的值会被自动转换为数字。"]
+        assert contrasted_words("输入框还需要手动转换为数字吗？", auto, auto) == []
+        assert contrasted_words("输入框手动转换的数字是多少", auto, auto) == [("手动", "自动")]
+
     def test_verbs_numerals_and_synonyms_are_not_siblings(self):
         day = ["出差伙食补助当天按标准发放，每人每天 100 元。"]
         assert contrasted_words("出差的伙食补助一天是多少钱", day, day) == []  # 一天 is a numeral
