@@ -166,7 +166,7 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\bhow (?:big|large|heavy)\b|\bwhat(?:'s| is) the (?:maximum |max |file )?size\b|"
             r"\bsize (?:limit|of)\b|\bhow much (?:disk|space|memory|storage|ram)\b|"
             r"\bhow many (?:mb|gb|kb|tb|bytes|megabytes|gigabytes)\b|"
-            r"多大|大小|容量|多少\s*(?:mb|gb|kb|兆|字节)|多重|尺寸"
+            r"(?<!年龄)(?<!年纪)(?<!岁数)多大(?!年纪|岁数)|大小|容量|多少\s*(?:mb|gb|kb|兆|字节)|多重|尺寸"
         ),
         re.compile(
             r"\d\s*(?:[KMGTP]i?B|[kmgt]b|bytes?|(?:kilo|mega|giga|tera)bytes?|字节|兆|[KMGT]\b|"
@@ -186,7 +186,8 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "number": (
         re.compile(
-            r"\bhow (?:many|much)\b|\bwhat (?:percentage|amount|number)\b|\bmaximum\b|\blimit\b|多少|几"
+            r"\bhow (?:many|much)\b|\bwhat (?:percentage|amount|number)\b|\bmaximum\b|\blimit\b|多少|几|"
+            r"(?:年龄|年纪|岁数)多大|多大(?:年纪|岁数)"
         ),
         re.compile(rf"\d|\b(?:{EN_NUMERALS})\b|(?:{ZH_NUMERALS})\s*{ZH_MEASURES}", re.IGNORECASE),
     ),
@@ -223,13 +224,18 @@ TYPE_BONUS = 1.5
 """Factor on the score of a unit that holds the asked-for type (a number for "how many", ...)."""
 
 
+_TITLE_OR_QUOTE = re.compile(r"《[^》]*》|“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"")
+
+
 def asked_type(question: str) -> str | None:
     """The type of answer a question asks for (`ASKED_TYPES`: flag, duration, date, size, default, ...).
 
-    None when the question asks for none of them.
+    None when the question asks for none of them. Titles and quotations are left out: 《大小姐×执事！》
+    names a book, it does not ask for a size.
     """
+    asked = _TITLE_OR_QUOTE.sub(" ", question).lower()
     for name, (asks, _holds) in ASKED_TYPES.items():
-        if asks.search(question.lower()):
+        if asks.search(asked):
             return name
     return None
 

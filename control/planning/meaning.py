@@ -51,6 +51,7 @@ _CJK = re.compile(f"[{CJK_RANGES}]")
 _LATIN_WORD = re.compile(r"[a-z]+")
 _QUESTION_CHARS = re.compile(r"[几多什么哪怎谁吗呢]")
 _HOW_PHRASE = re.compile(r"\bhow (?:long|much|many|often|big|large|far|old|soon)\b", re.IGNORECASE)
+_ASKED_KIND = re.compile(f"(?:什么|哪个|哪些|哪种|哪一|哪|何种|何)([{CJK_RANGES}]{{2}})")
 _YES_NO = re.compile(
     r"[吗么][\s?？!！。.~～]*$|是否|是不是|能不能|可不可以|有没有|要不要|需不需要|会不会|对不对|"
     r"^\s*(?:is|are|was|were|do|does|did|can|could|should|will|would|must|has|have|may)\b",
@@ -151,7 +152,10 @@ def contrasted_words(
         }
 
     asked = things(question_text(question))
-    missing = [w for w in missing if w in asked]
+    # the word after 什么 / 哪个 names the kind of the answer ("属于什么科目" is answered by "...科"),
+    # not a thing the evidence should hold
+    kinds = {m.group(1) for m in _ASKED_KIND.finditer(question)}
+    missing = [w for w in missing if w in asked and w not in kinds]
     stated = set().union(*(things(unit) for unit in units)) if missing else set()
     found = []
     for word in missing:

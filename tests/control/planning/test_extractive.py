@@ -221,6 +221,11 @@ class TestStructuredUnits:
         assert asked_type("Tell me about the leave policy") is None
         assert holds_type("date", "by 31 March") and not holds_type("date", "by the end")
 
+    def test_titles_and_ages_are_not_sizes(self) -> None:
+        assert asked_type("《大小姐×执事！》是哪个作家所著的轻小说？") != "size"
+        assert asked_type("这本书的作者当时年龄多大？") == "number"  # an age, asked with 多大
+        assert asked_type("这个文件有多大？") == "size"
+
     def test_what_time_asks_for_a_clock_time(self) -> None:
         assert asked_type("It's my first day tomorrow - what time should I show up?") == "time"
         assert asked_type("几点上班？") == "time" and asked_type("When is the deadline?") == "date"

@@ -84,6 +84,10 @@ class TestContrastedWords:
         assert contrasted_words("周末加班的晚餐补贴是多少钱", self.LUNCH, self.LUNCH) == [("晚餐", "午餐")]
         assert contrasted_words("周末加班的午餐补贴是多少钱", self.LUNCH, self.LUNCH) == []
 
+    def test_the_kind_after_an_interrogative_is_not_a_missing_thing(self):
+        fish = ["班卡雀鲷为辐鳍鱼纲鲈形目鲈亚目雀鲷科的其中一个种。"]
+        assert contrasted_words("班卡雀鲷属于什么科目？", fish, fish) == []
+
     def test_a_yes_no_question_is_answered_by_the_contrast(self):
         auto = ["使用 v-model.number 时，输入框的值会被自动转换为数字。"]
         assert contrasted_words("输入框还需要手动转换为数字吗？", auto, auto) == []
