@@ -172,12 +172,18 @@ _WEB_HOST = re.compile(r"^www\.|\.(?:com|org|net|io|cn|dev|edu|gov|example|co|uk
 """A web address in a question is where, not what: "bought on shop.example.com" names no identifier."""
 
 
+_CAMEL_CASE = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)+$")
+"""camelCase / PascalCase in humps of lowercase letters (defineAsyncComponent, KeepAlive): code names.
+Mixed-case names with capital runs (UreB, TatAD, mRNA, CoMYMV) are left out: scientific names are
+written several ways (UreB, urease subunit B), an identifier in code one way."""
+
+
 def code_terms(question: str) -> list[str]:
     """Identifiers the question names, lowercased.
 
     Code spans, and words with an underscore, a dot inside (``vue.global.prod.js``, ``app.config``;
-    not e.g. or a web address), an inner capital (``defineAsyncComponent``, ``CommonJS``) or a
-    leading ``--`` (a flag).
+    not e.g. or a web address), lowercase humps (``defineAsyncComponent``, ``KeepAlive``: `_CAMEL_CASE`)
+    or a leading ``--`` (a flag).
 
     Such a name is the specific thing a question asks about: evidence that never mentions it
     answers another question, however close in meaning.
@@ -192,7 +198,7 @@ def code_terms(question: str) -> list[str]:
             or "__" in word
             or ("." in word and max(map(len, word.split("."))) > 1 and not _WEB_HOST.search(word))
             or word.startswith("-")
-            or re.search(r"[a-z][A-Z]", word)
+            or _CAMEL_CASE.match(word)
         ):
             found.append(word)
     return list(dict.fromkeys(t.lower() for t in found if len(t) > 2))

@@ -123,6 +123,7 @@ class TestModel:
 
     def test_code_terms(self) -> None:
         assert code_terms("How often does defineAsyncComponent retry?") == ["defineasynccomponent"]
+        assert code_terms("Does KeepAlive cache UreB, TatAD or mRNA?") == ["keepalive"]  # not gene names
         assert code_terms("vue.global.prod.js 压缩后有多大") == ["vue.global.prod.js"]
         assert code_terms("使用defineAsyncComponent时") == ["defineasynccomponent"]
         assert code_terms("What does `v-model.lazy` do with --force?") == ["v-model.lazy", "--force"]
