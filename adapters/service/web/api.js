@@ -78,16 +78,17 @@ export async function askStream(body, onEvent, signal) {
   }
 }
 
-// POST /v1/sources with one file; onProgress(sent, total) while the bytes go up. Resolves to the body.
-export function uploadFile(file, onProgress) {
+// POST /v1/sources with some files (one indexing job); onProgress(sent, total) while the bytes go up.
+export function uploadFiles(files, onProgress) {
   return new Promise((resolve, reject) => {
     const form = new FormData();
-    form.append("files", file, file.name);
+    for (const file of files) form.append("files", file, file.name);
+    const total = files.reduce((sum, file) => sum + file.size, 0);
     const request = new XMLHttpRequest();
     request.open("POST", "/v1/sources");
     const key = storedKey();
     if (key) request.setRequestHeader("Authorization", `Bearer ${key}`);
-    request.upload.onprogress = (event) => onProgress(event.loaded, event.total || file.size);
+    request.upload.onprogress = (event) => onProgress(event.loaded, event.total || total);
     request.onload = () => {
       let body = null;
       try {

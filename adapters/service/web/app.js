@@ -2,12 +2,13 @@
 // Every string from the server (answers, document text, file names) is put in the page as text
 // (text nodes / textContent), never parsed as HTML.
 
-import { ApiError, askStream, call, storedKey, storeKey, uploadFile } from "./api.js";
+import { ApiError, askStream, call, storedKey, storeKey, uploadFiles as sendFiles } from "./api.js";
 import { LANG, t } from "./strings.js";
 
 const $ = (id) => document.getElementById(id);
 const CITATION = /\[([^\[\]\n]{3,300})\]/g;
 const POLL_MS = 250;
+const FILES_PER_UPLOAD = 20;
 
 const state = {
   status: null,
@@ -585,26 +586,53 @@ async function watchJob(job, line, name) {
   }
 }
 
-async function uploadFiles(files) {
-  const bar = $("upload-progress");
+// Files go up in batches (one request and one indexing job each) of at most FILES_PER_UPLOAD files
+// and the upload limit in bytes; a file over the limit goes alone, so its refusal names it.
+function batches(files) {
+  const limit = (state.status && state.status.max_upload_bytes) || Infinity;
+  const out = [];
+  let batch = [];
+  let size = 0;
   for (const file of files) {
-    const line = logLine(t("uploading", { name: file.name }));
-    bar.max = 1;
-    bar.value = 0;
-    try {
-      const body = await uploadFile(file, (sent, total) => {
-        bar.max = total || 1;
-        bar.value = sent;
-      });
-      for (const outcome of body.files) {
-        if (!outcome.accepted) logLine(t("refused", { name: outcome.name, error: outcome.error }), "error");
-      }
-      await watchJob(body.job, line, file.name);
-    } catch (error) {
-      line.textContent = t("refused", { name: file.name, error: error.message });
-      line.className = "error";
+    if (file.size > limit) {
+      out.push([file]);
+      continue;
     }
+    if (batch.length && (batch.length >= FILES_PER_UPLOAD || size + file.size > limit)) {
+      out.push(batch);
+      batch = [];
+      size = 0;
+    }
+    batch.push(file);
+    size += file.size;
   }
+  if (batch.length) out.push(batch);
+  return out;
+}
+
+async function uploadBatch(files) {
+  const bar = $("upload-progress");
+  const name = files.length === 1 ? files[0].name : t("nFiles", { n: files.length, first: files[0].name });
+  const line = logLine(t("uploading", { name }));
+  bar.max = 1;
+  bar.value = 0;
+  try {
+    const body = await sendFiles(files, (sent, total) => {
+      bar.max = total || 1;
+      bar.value = sent;
+    });
+    for (const outcome of body.files) {
+      if (!outcome.accepted) logLine(t("refused", { name: outcome.name, error: outcome.error }), "error");
+    }
+    await watchJob(body.job, line, name);
+  } catch (error) {
+    line.textContent = t("refused", { name, error: error.message });
+    line.className = "error";
+  }
+}
+
+async function uploadFiles(files) {
+  for (const group of batches(files)) await uploadBatch(group);
   await loadSources();
   refreshStatus();
 }
