@@ -449,7 +449,7 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         ] = None,
     ) -> dict[str, Any]:
         found = service.evidence(caller, chunk_id)
-        span = locate_quote(found["text"], quote) if quote else None
+        span = await asyncio.to_thread(locate_quote, found["text"], quote) if quote else None
         found["highlight"] = None if span is None else {"start": span[0], "end": span[1]}
         return found
 

@@ -92,7 +92,7 @@ class HaygraphService:
             warm_top_ks=sorted({context.top_k, context.expand_top_k, 5}),
         )
         if self._store_is_new(config):
-            logger.warning("store %s holds no documents yet: upload some", self.settings.store_dir)
+            logger.info("store %s holds no documents yet: upload some", self.settings.store_dir)
         else:
             knowledge.load()
         if self.settings.example_tools:
@@ -257,7 +257,8 @@ class HaygraphService:
         Read from the checkpointer's list of checkpoints, keeping the caller's namespace only; a thread
         of another tenant is never listed.
         """
-        self.check_ready()
+        if self.graph is None:
+            raise NotReadyError("the service is not ready: the thread store is not open")
         prefix = thread_key(caller.tenant, "x")[:-1]
         latest: dict[str, Any] = {}
         async for item in self.graph.checkpointer.alist(None):

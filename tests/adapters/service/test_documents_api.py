@@ -86,13 +86,7 @@ def upload(client: httpx.Client, who: str, *files: tuple[str, bytes]) -> httpx.R
 
 
 def wait_job(client: httpx.Client, who: str, job_id: str, timeout_s: float = 120) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        job = client.get(f"/v1/jobs/{job_id}", headers=HEADERS[who]).json()
-        if job["state"] in ("done", "failed"):
-            return job  # type: ignore[no-any-return]
-        time.sleep(0.1)
-    raise AssertionError(f"job {job_id} did not finish")
+    return wait_job_at(client, job_id, timeout_s, headers=HEADERS[who])
 
 
 def sources_of(client: httpx.Client, who: str) -> dict[str, dict[str, Any]]:
@@ -301,3 +295,39 @@ class TestThreadsEvidenceHeaders:
         assert "script-src 'self';" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
         assert response.headers["x-content-type-options"] == "nosniff"
         assert response.headers["referrer-policy"] == "no-referrer"
+
+
+class TestEmptyStore:
+    def test_an_empty_folder_starts_empty_and_fills_by_upload(
+        self,
+        tmp_path_factory: pytest.TempPathFactory,
+        haygraph_cache_dir: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.setenv("HAYGRAPH_CACHE_DIR", str(haygraph_cache_dir))
+        store = tmp_path_factory.mktemp("empty") / "kb"
+        store.mkdir()
+        with (
+            running_server(HaygraphService(ServiceSettings(store_dir=store))) as url,
+            httpx.Client(base_url=url, timeout=60) as c,
+        ):
+            assert c.get("/v1/status").json()["health"] == "empty"
+            refused = c.post("/v1/ask", json={"question": PARKING_QUESTION})
+            assert refused.status_code == 503 and "no documents yet" in error_of(refused)["message"]
+            assert c.get("/v1/sources").json() == [] and c.get("/v1/threads").json() == []
+            job = c.post("/v1/sources", files=[("files", ("parking.md", PARKING))]).json()["job"]
+            assert wait_job_at(c, job["id"])["state"] == "done"
+            assert c.get("/v1/status").json()["health"] == "ready"
+            assert "35 euros" in c.post("/v1/ask", json={"question": PARKING_QUESTION}).json()["answer"]
+
+
+def wait_job_at(
+    client: httpx.Client, job_id: str, timeout_s: float = 120, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}", headers=headers).json()
+        if job["state"] in ("done", "failed"):
+            return job  # type: ignore[no-any-return]
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} did not finish")
