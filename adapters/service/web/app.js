@@ -301,7 +301,8 @@ async function ask(event) {
       if (kind === "progress") {
         if (!item.dataset.firstProgressMs) item.dataset.firstProgressMs = String(performance.now() - started);
         const ms = typeof data.ms === "number" && data.ms > 0 ? ` ${Math.round(data.ms)} ms` : "";
-        item.querySelector(".trail").append(el("li", {}, `${data.node}${ms}`));
+        const node = String(data.node);
+        if (!node.startsWith("__")) item.querySelector(".trail").append(el("li", {}, `${node}${ms}`));
       } else if (kind === "token") {
         item.dataset.tokens = String(Number(item.dataset.tokens || 0) + 1);
         streamed += data.text;
