@@ -374,13 +374,16 @@ class DocumentManager:
             time.sleep(0.05)
         raise TimeoutError("the new store version did not load in time")
 
+    def _file_of(self, tenant: str | None, source_id: str) -> Any:
+        """The file a source of `tenant` was indexed from (its `meta.file_path`; None if none or unknown)."""
+        if source_id not in {row["id"] for row in self.sources(Caller(tenant=tenant))}:
+            raise NotFoundError(f"source {source_id[:80]!r} does not exist")
+        documents = self.knowledge.current.kb.store.filter_documents(_scope(tenant))
+        return next((d.meta.get("file_path") for d in documents if source_key(d)[1] == source_id), None)
+
     def remove(self, caller: Caller, source_id: str) -> dict[str, Any]:
         """Remove one of the caller's sources (and its uploaded file); returns what was removed."""
-        rows = {r["id"]: r for r in self.sources(caller)}
-        if source_id not in rows:
-            raise NotFoundError(f"source {source_id[:80]!r} does not exist")
-        documents = self.knowledge.current.kb.store.filter_documents(_scope(caller.tenant))
-        file_path = next((d.meta.get("file_path") for d in documents if source_key(d)[1] == source_id), None)
+        file_path = self._file_of(caller.tenant, source_id)
         try:
             with self._write_lock:
                 report = self._writer_kb().remove_sources([source_id], tenant=caller.tenant)
@@ -393,18 +396,14 @@ class DocumentManager:
         return {"removed": report.sources, "chunks": report.chunks}
 
     def reindex(self, caller: Caller, source_id: str) -> IndexJob:
-        """Queue a job indexing an uploaded source's file again."""
-        rows = {r["id"]: r for r in self.sources(caller)}
-        row = rows.get(source_id)
-        if row is None:
-            raise NotFoundError(f"source {source_id[:80]!r} does not exist")
-        target = self.folder(caller.tenant) / source_id
-        if not row["uploaded"] or not target.is_file():
+        """Queue a job indexing an uploaded source's file again (its own file in the caller's folder)."""
+        file_path = self._file_of(caller.tenant, source_id)
+        if not _inside(file_path, self.folder(caller.tenant)) or not Path(str(file_path)).is_file():
             raise ConflictError(
                 f"source {source_id[:80]!r} was not uploaded here; re-index it with `haygraph index` "
                 "on the server"
             )
-        return self.start_indexing(caller, [target], kind="reindex")
+        return self.start_indexing(caller, [Path(str(file_path))], kind="reindex")
 
 
 __all__ = [
