@@ -210,6 +210,3 @@ export function t(key, params = {}) {
   const text = STRINGS[LANG][key] ?? STRINGS.en[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
 }
-
-export const KEYS = Object.keys(STRINGS.en);
-export const ZH_KEYS = Object.keys(STRINGS.zh);
