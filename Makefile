@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HAYSTACK_TELEMETRY_ENABLED := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast test-slow adversarial lint typecheck-tree constraints wheel bench clean
+.PHONY: install demo test test-fast test-browser test-slow adversarial lint typecheck-tree constraints wheel bench clean
 
 install: $(STAMP)
 
@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
 	$(PIP) torch==2.13.0
-	$(PIP) -e '.[dev,mcp,serve,qdrant,onnx,formats,train,multilingual]'
+	$(PIP) -e '.[dev,mcp,serve,qdrant,onnx,formats,train,multilingual,browser]'
 	@touch $(STAMP)
 
 demo: install
@@ -32,6 +32,10 @@ test: install
 
 test-fast: install
 	$(VENV)/bin/pytest -q -m "not integration and not comparison and not adversarial"
+
+# The web page in Debian's headless Chromium (part of `make test`; skipped there without chromium).
+test-browser: install
+	$(VENV)/bin/pytest -q tests/adapters/service/test_web_page.py
 
 # The adversarial suite (hostile inputs on every surface, randomised tenants); prints its totals.
 adversarial: install

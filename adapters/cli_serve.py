@@ -15,17 +15,21 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
         help="HTTP API: search, ask, streaming, OpenAI-compatible chat, API keys bound to tenants",
-        description="Serve the knowledge base and the agent over HTTP (FastAPI on uvicorn; docs at /docs). "
+        description="Serve the knowledge base and the agent over HTTP (FastAPI on uvicorn; docs at /docs) "
+        "with a web page at / (chat with citations, documents, status). "
         "Needs the `serve` extra: pip install 'haygraph[serve]'.",
     )
     p.add_argument(
-        "--store", required=True, help="store directory made by `haygraph index` (reloaded on change)"
+        "--store",
+        required=True,
+        help="store directory made by `haygraph index` (reloaded on change); an empty directory starts "
+        "empty and fills with the documents uploaded on the page",
     )
     p.add_argument(
         "--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1; others need --api-keys)"
     )
     p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
-    p.add_argument("--api-keys", metavar="FILE", help="YAML/JSON file: API key -> {tenant, tools?}")
+    p.add_argument("--api-keys", metavar="FILE", help="YAML/JSON file: API key -> {tenant, tools?, write?}")
     add_settings_arguments(p)
     p.add_argument("--model", help="LangChain chat model as provider:name; default: offline mode")
     p.add_argument(
@@ -44,6 +48,12 @@ def register(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="per-request deadline in seconds (default 60)")
     p.add_argument(
         "--max-body-bytes", type=int, default=1_048_576, help="largest request body (default 1 MiB)"
+    )
+    p.add_argument(
+        "--max-upload-bytes",
+        type=int,
+        default=50 * 1024 * 1024,
+        help="largest document the page or POST /v1/sources accepts (default 50 MiB)",
     )
     p.set_defaults(func=cmd_serve)
 
@@ -68,6 +78,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         threads_db=args.threads_db,
         request_timeout_s=args.timeout,
         max_body_bytes=args.max_body_bytes,
+        max_upload_bytes=args.max_upload_bytes,
     )
     serve(settings, announce=lambda line: print(f"haygraph serve: {line}", file=sys.stderr, flush=True))
     return 0

@@ -20,6 +20,7 @@ import logging
 import os
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -155,6 +156,8 @@ class CachedDocumentEmbedder:
         self._embedder: Any = None
         self._cache: EmbeddingCache | None = None
         self.stats = {"cached": 0, "embedded": 0}
+        self.on_progress: Callable[[int, int], None] | None = None
+        """Called with (chunks done, chunks in this run): once after the cache lookup, then per slice."""
 
     def warm_up(self) -> None:
         """Open the cache (idempotent). The model, and sentence-transformers itself, load on the first miss.
@@ -216,6 +219,7 @@ class CachedDocumentEmbedder:
             found = self._cache.get_many(sorted(set(keys)))
             vectors = {i: found[k] for i, k in enumerate(keys) if k in found}
         missing = [i for i in range(len(documents)) if i not in vectors]
+        self._report(len(documents) - len(missing), len(documents))
         if missing:
             self._load_model()  # skipped entirely when every vector is cached
             self._embed_missing(missing, texts, keys, vectors)
@@ -245,6 +249,11 @@ class CachedDocumentEmbedder:
                 if self._cache is not None and new:
                     self._cache.put_many(new)
                 bar.update(len(part))
+                self._report(len(texts) - len(missing) + start + len(part), len(texts))
+
+    def _report(self, done: int, total: int) -> None:
+        if self.on_progress is not None:
+            self.on_progress(done, total)
 
     def _embed_texts(self, texts: list[str]) -> np.ndarray:
         """An (n, dim) float32 array of normalized embeddings of `texts`, by the configured backend."""

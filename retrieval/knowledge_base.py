@@ -7,7 +7,7 @@ import os
 import re
 import reprlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -307,6 +307,7 @@ class KnowledgeBase:
         save: bool = True,
         meta: dict[str, Any] | None = None,
         delete_missing: bool = True,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> IndexReport:
         """Convert, split, embed and store files or directories (.md .txt .html .pdf); then save atomically.
 
@@ -315,6 +316,8 @@ class KnowledgeBase:
         :param meta: Extra metadata for every document, e.g. ``{"tenant": "acme"}``.
         :param delete_missing: Remove the sources (of the same tenant) under a given directory whose
             files are gone, so the store mirrors the directory; False keeps them.
+        :param on_progress: Called with (chunks embedded or found in the cache, chunks to embed) while
+            the chunks are embedded (the service's indexing jobs report it).
         :returns: An `IndexReport`, including the files skipped (with reasons) and the sources removed.
         """
         sources = _as_paths(paths)
@@ -325,6 +328,9 @@ class KnowledgeBase:
             self._check_compatible()
             self._check_saveable()
             pipe = build_indexing_pipeline(self.config, self.store, from_files=True, progress_bar=progress)
+            embedder = pipe.get_component("embedder")
+            assert isinstance(embedder, CachedDocumentEmbedder)
+            embedder.on_progress = on_progress
             data = {
                 "converter": {
                     "sources": [str(p) for p in sources],

@@ -25,6 +25,12 @@ OFFICE_EXTENSIONS = frozenset({".docx", ".pptx", ".xlsx", ".csv"})
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 """Compound File header: what an encrypted (password-protected) OOXML file or a legacy .doc/.xls is."""
 
+MAX_UNPACKED_BYTES = 256 * 1024 * 1024
+"""Largest total uncompressed size of an office package's parts (a zip bomb is refused before unpacking)."""
+
+MAX_PACKAGE_PARTS = 10_000
+"""Most parts (zip entries) an office package may hold."""
+
 PAGE_SEPARATOR = "\n\n"
 """Between pages (PDF pages, slides, sheets) in the converted text."""
 
@@ -56,6 +62,31 @@ def _check_container(path: Path) -> None:
     if not zipfile.is_zipfile(path):
         raise UnreadableFileError(
             f"{path}: the file is corrupt (not a valid {path.suffix.lower()} package); re-save it"
+        )
+    check_unpacked_size(path)
+
+
+def check_unpacked_size(path: Path, limit: int = MAX_UNPACKED_BYTES) -> None:
+    """Raise `UnreadableFileError` when a zip package would unpack to more than `limit` bytes.
+
+    Reads only the zip's central directory (the sizes its entries declare), so a zip bomb — a small
+    file that inflates to gigabytes — is refused before any part is decompressed. The parsers then
+    only inflate parts whose declared size was checked (Python's `zipfile` stops at the declared size).
+    """
+    try:
+        with zipfile.ZipFile(path) as package:
+            parts = package.infolist()
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise UnreadableFileError(f"{path}: the file is corrupt ({exc}); re-save it") from exc
+    if len(parts) > MAX_PACKAGE_PARTS:
+        raise UnreadableFileError(
+            f"{path}: the package holds {len(parts):,} parts, more than the limit of {MAX_PACKAGE_PARTS:,}"
+        )
+    unpacked = sum(part.file_size for part in parts)
+    if unpacked > limit:
+        raise UnreadableFileError(
+            f"{path}: the package would unpack to {unpacked:,} bytes, more than the limit of {limit:,} "
+            "bytes (a zip bomb, or a document too large to index)"
         )
 
 

@@ -1,9 +1,14 @@
 """The FastAPI application: routes, API-key check, error shape, streaming responses.
 
 Every error is `{"error": {"type": ..., "message": ...}}` with its status code: 400 (invalid JSON or
-request), 401 (API key), 404 (route, thread, model), 413 (body too large), 422 (wrong types, missing
-or unknown fields), 503 (not ready), 504 (deadline). No stack trace ever reaches a client.
-OpenAPI docs are served at `/docs`.
+request, refused upload), 401 (API key), 403 (read-only key writing), 404 (route, thread, model,
+source, job, evidence), 409 (conflict), 413 (body or file too large), 422 (wrong types, missing or
+unknown fields), 503 (not ready), 504 (deadline). No stack trace ever reaches a client.
+OpenAPI docs are served at `/docs`; the web page at `/` (its static files, `web/`, under `/assets/`).
+
+Every response carries security headers (`SecurityHeadersMiddleware`): a strict
+Content-Security-Policy (scripts, styles and connections from this origin only, no inline script,
+`frame-ancestors 'none'`), `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`.
 """
 
 from __future__ import annotations
@@ -14,23 +19,30 @@ import logging
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from enum import Enum
+from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi import Depends, FastAPI, File, Header, HTTPException, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.sse import EventSourceResponse, format_sse_event
-from starlette.datastructures import Headers
+from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from haygraph.adapters.service import openai_chat
+from haygraph.adapters.service.citations import locate_quote
+from haygraph.adapters.service.documents import MAX_FILES_PER_UPLOAD, DocumentManager, UploadRefused
 from haygraph.adapters.service.errors import (
     AuthenticationError,
     BadRequestError,
     DeadlineExceededError,
+    ForbiddenError,
     NotReadyError,
+    PayloadTooLargeError,
     ServiceError,
 )
 from haygraph.adapters.service.keys import Caller
@@ -39,9 +51,16 @@ from haygraph.adapters.service.schemas import (
     AskResult,
     ConfirmRequest,
     ErrorResponse,
+    EvidenceView,
+    IndexJobView,
+    RemovalView,
     SearchRequest,
     SearchResponse,
+    SourceView,
+    StatusView,
+    ThreadSummary,
     ThreadView,
+    UploadView,
     search_payload,
 )
 from haygraph.adapters.service.service import HaygraphService
@@ -56,11 +75,35 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     for code, text in (
         (400, "Invalid JSON or request"),
         (401, "Missing or invalid API key"),
+        (403, "The API key is read-only"),
         (422, "Wrong types, missing or unknown fields"),
         (503, "Not ready"),
         (504, "Deadline exceeded"),
     )
 }
+WEB_DIR = Path(__file__).with_name("web")
+"""The web page's static files (package data)."""
+
+_PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+# FastAPI's /docs page loads Swagger UI from a CDN and starts it with an inline script: that page only.
+_DOCS_CSP = (
+    "default-src 'none'; script-src 'self' https://cdn.jsdelivr.net 'unsafe-inline'; "
+    "style-src 'self' https://cdn.jsdelivr.net; img-src 'self' data: https://fastapi.tiangolo.com; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc"})
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+}
+_MULTIPART_ALLOWANCE = 64 * 1024
+"""Bytes a multipart upload may carry beyond the largest file (part headers, boundaries)."""
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 _SSE_DOC: dict[int | str, dict[str, Any]] = {
     200: {
@@ -112,33 +155,78 @@ class ApiKeyMiddleware:
             except AuthenticationError as exc:
                 await _service_error(exc)(scope, receive, send)
                 return
+            if not caller.write and is_document_write(scope["method"], scope["path"]):
+                refused = ForbiddenError(
+                    "this API key is read-only: it may not upload, re-index or remove documents"
+                )
+                await _service_error(refused)(scope, receive, send)  # before an upload is read
+                return
             scope.setdefault("state", {})["caller"] = caller
         await self.app(scope, receive, send)
 
 
+def is_document_write(method: str, path: str) -> bool:
+    """Whether a request changes the documents (upload, re-index, remove): refused for read-only keys."""
+    if not path.startswith("/v1/sources"):
+        return False
+    return method == "DELETE" or (method == "POST" and (path == "/v1/sources" or path.endswith("/reindex")))
+
+
+class SecurityHeadersMiddleware:
+    """Adds the security headers (see the module docstring) to every HTTP response, errors included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Set the headers on the response start message."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        csp = _DOCS_CSP if scope["path"] in _DOCS_PATHS else _PAGE_CSP
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers["Content-Security-Policy"] = csp
+                for name, value in SECURITY_HEADERS.items():
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 class BodySizeLimitMiddleware:
-    """Refuses request bodies over `max_bytes` with 413 in the error shape.
+    """Refuses request bodies over `max_bytes` with 413 in the error shape (`upload_bytes` for uploads).
 
     Starlette's own `RequestBodyLimitMiddleware` replaces any response to an oversized request with
     a plain-text one, so this small middleware is used instead: a declared `Content-Length` over the
     limit is refused before the body is read; a chunked body is counted while it is read.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, upload_bytes: int | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.upload_bytes = upload_bytes
 
-    def _too_large(self) -> HTTPException:
-        return HTTPException(413, f"request body is larger than the limit of {self.max_bytes} bytes")
+    @staticmethod
+    def _too_large(limit: int) -> HTTPException:
+        return HTTPException(413, f"request body is larger than the limit of {limit} bytes")
+
+    def _limit(self, scope: Scope) -> int:
+        if self.upload_bytes is not None and scope["method"] == "POST" and scope["path"] == "/v1/sources":
+            return self.upload_bytes + _MULTIPART_ALLOWANCE
+        return self.max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the declared length, then count the bytes actually received."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self._limit(scope)
         declared = Headers(scope=scope).get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            exc = self._too_large()
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            exc = self._too_large(limit)
             await error_response(413, "request_too_large", str(exc.detail))(scope, receive, send)
             return
         received = 0
@@ -148,8 +236,8 @@ class BodySizeLimitMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise self._too_large()  # FastAPI re-raises HTTPExceptions from body reading
+                if received > limit:
+                    raise self._too_large(limit)  # FastAPI re-raises HTTPExceptions from body reading
             return message
 
         await self.app(scope, counting_receive, send)
@@ -192,14 +280,18 @@ def create_app(service: HaygraphService) -> FastAPI:
         lifespan=lifespan,
         responses=_ERRORS,
     )
-    app.add_middleware(BodySizeLimitMiddleware, max_bytes=service.settings.max_body_bytes)
-    app.add_middleware(ApiKeyMiddleware, service=service)  # added last = runs first
+    app.add_middleware(
+        BodySizeLimitMiddleware,
+        max_bytes=service.settings.max_body_bytes,
+        upload_bytes=service.settings.max_upload_bytes,
+    )
+    app.add_middleware(ApiKeyMiddleware, service=service)
+    app.add_middleware(SecurityHeadersMiddleware)  # added last = runs first: every response has them
     _add_error_handlers(app)
     timeout = service.settings.request_timeout_s
 
     def ready() -> None:
-        if not service.ready:
-            raise NotReadyError("the service is not ready: the store or the model is still loading")
+        service.check_ready()
 
     @app.get("/healthz", tags=["health"], summary="Liveness: the process answers")
     async def healthz() -> dict[str, str]:
@@ -315,7 +407,129 @@ def create_app(service: HaygraphService) -> FastAPI:
         ready()
         return await ask_turn(await service.confirmation(caller, thread_id, approve=body.approve))
 
+    _add_web_routes(app, service)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(WEB_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+    app.mount("/assets", StaticFiles(directory=WEB_DIR), name="assets")
     return app
+
+
+def _documents(service: HaygraphService) -> DocumentManager:
+    if service.documents is None:
+        raise NotReadyError("the service is not ready: the store is still loading")
+    return service.documents
+
+
+def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
+    """The endpoints behind the web page: threads, evidence, status, sources, uploads and indexing jobs."""
+    tags: list[str | Enum] = ["documents"]
+
+    @app.get(
+        "/v1/threads", response_model=list[ThreadSummary], tags=["agent"], summary="The caller's threads"
+    )
+    async def threads(
+        caller: CallerDep, limit: Annotated[int, Query(ge=1, le=200, description="At most this many")] = 50
+    ) -> list[dict[str, Any]]:
+        return await service.threads(caller, limit=limit)
+
+    @app.get(
+        "/v1/evidence/{chunk_id:path}",
+        response_model=EvidenceView,
+        tags=["knowledge base"],
+        summary="One stored chunk the key may see, with the span of a quote highlighted by offsets",
+    )
+    async def evidence(
+        chunk_id: str,
+        caller: CallerDep,
+        quote: Annotated[
+            str | None, Query(max_length=4000, description="Text an answer quoted from this chunk")
+        ] = None,
+    ) -> dict[str, Any]:
+        found = service.evidence(caller, chunk_id)
+        span = await asyncio.to_thread(locate_quote, found["text"], quote) if quote else None
+        found["highlight"] = None if span is None else {"start": span[0], "end": span[1]}
+        return found
+
+    @app.get("/v1/status", response_model=StatusView, tags=["health"], summary="Store, models and the key")
+    async def status(caller: CallerDep) -> dict[str, Any]:
+        return service.status(caller)
+
+    @app.get("/v1/sources", response_model=list[SourceView], tags=tags, summary="The key's documents")
+    async def sources(caller: CallerDep) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(_documents(service).sources, caller)
+
+    @app.post(
+        "/v1/sources",
+        status_code=202,
+        response_model=UploadView,
+        tags=tags,
+        summary="Upload documents (multipart `files`); they are indexed by a background job",
+        description="Every format `haygraph index` reads. Each refused file (type, name, size, zip bomb) "
+        "is listed with its reason; the others are indexed by the job whose status is "
+        "`GET /v1/jobs/{job_id}`. 400 when no file is accepted, 413 when the request is larger than "
+        "`--max-upload-bytes`, 403 for a read-only key.",
+    )
+    async def upload(
+        caller: CallerDep,
+        files: Annotated[list[UploadFile], File(description="The documents to upload and index")],
+    ) -> dict[str, Any]:
+        documents = _documents(service)
+        documents.check_write(caller)
+        if len(files) > MAX_FILES_PER_UPLOAD:
+            raise BadRequestError(f"at most {MAX_FILES_PER_UPLOAD} files per upload, got {len(files)}")
+        results: list[dict[str, Any]] = []
+        accepted: list[Path] = []
+        too_large = 0
+        for upload in files:
+            try:
+                path = await asyncio.to_thread(
+                    documents.save_upload, caller, upload.filename, upload.file, upload.size
+                )
+            except UploadRefused as exc:
+                too_large += exc.too_large
+                results.append({"name": str(upload.filename or ""), "accepted": False, "error": str(exc)})
+                continue
+            finally:
+                await upload.close()
+            accepted.append(path)
+            results.append({"name": path.name, "accepted": True, "error": None})
+        if not accepted:
+            message = "; ".join(r["error"] for r in results) or "no file was uploaded"
+            raise PayloadTooLargeError(message) if too_large == len(files) else BadRequestError(message)
+        job = documents.start_indexing(caller, accepted)
+        return {"job": job.to_json(), "files": results}
+
+    @app.get(
+        "/v1/jobs/{job_id}", response_model=IndexJobView, tags=tags, summary="An indexing job's progress"
+    )
+    async def job(job_id: str, caller: CallerDep) -> dict[str, Any]:
+        return _documents(service).job(caller, job_id).to_json()
+
+    @app.delete(
+        "/v1/sources/{source_id:path}",
+        response_model=RemovalView,
+        tags=tags,
+        summary="Remove a document (all its chunks, and its uploaded file)",
+    )
+    async def remove(source_id: str, caller: CallerDep) -> dict[str, Any]:
+        documents = _documents(service)
+        documents.check_write(caller)
+        return await asyncio.to_thread(documents.remove, caller, source_id)
+
+    @app.post(
+        "/v1/sources/{source_id:path}/reindex",
+        status_code=202,
+        response_model=IndexJobView,
+        tags=tags,
+        summary="Index an uploaded document again (a background job)",
+    )
+    async def reindex(source_id: str, caller: CallerDep) -> dict[str, Any]:
+        documents = _documents(service)
+        documents.check_write(caller)
+        return documents.reindex(caller, source_id).to_json()
 
 
 async def _chat_events(turn: Any) -> AsyncIterator[bytes]:

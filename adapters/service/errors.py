@@ -35,6 +35,20 @@ class AuthenticationError(ServiceError):
     error_type = "authentication_error"
 
 
+class ForbiddenError(ServiceError):
+    """The API key is valid but may not do this (a read-only key uploading or removing documents)."""
+
+    status_code = 403
+    error_type = "forbidden"
+
+
+class PayloadTooLargeError(ServiceError):
+    """An uploaded file is larger than the service accepts."""
+
+    status_code = 413
+    error_type = "request_too_large"
+
+
 class NotFoundError(ServiceError):
     """The thread (or model) asked for does not exist for this caller."""
 

@@ -5,12 +5,15 @@ The file (YAML or JSON) maps each key to its grant:
 ```yaml
 "hg-acme-4f9c2b7e1d": {tenant: acme}                          # every default tool
 "hg-globex-8a1e5c3f7b": {tenant: globex, tools: [today, search_knowledge_base]}
+"hg-acme-reader-77d0e4a2c9": {tenant: acme, write: false}      # may not upload or remove documents
 ```
 
 - `tenant` (required): every retrieval the key causes is restricted to chunks whose
   `meta.tenant` equals it, and its threads live in the tenant's own namespace.
 - `tools` (optional): the tools the key may use (with `--example-tools`); default: the example
   tools' default allow-list. A key can never be granted a tool the service does not have.
+- `write` (optional, default true): false makes the key read-only — it may search, ask and list
+  documents, but uploading, re-indexing or removing documents answers 403.
 
 Keys are kept only as SHA-256 digests in memory and are never logged or echoed in errors.
 """
@@ -45,14 +48,18 @@ class KeyGrant(BaseModel):
     tools: tuple[str, ...] | None = Field(
         default=None, description="Tools the key may use; None = the service's default allow-list."
     )
+    write: bool = Field(
+        default=True, description="Whether the key may upload, re-index and remove documents."
+    )
 
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the tenant (None without `--api-keys`) and the key's tool grant."""
+    """Who is calling: the tenant (None without `--api-keys`), the key's tool grant and write right."""
 
     tenant: str | None
     tools: tuple[str, ...] | None = None
+    write: bool = True
 
 
 ANONYMOUS = Caller(tenant=None)
@@ -93,14 +100,14 @@ class KeyRing:
         grant = self._grants.get(_digest(key.strip()))
         if grant is None:
             raise AuthenticationError("invalid API key")
-        return Caller(tenant=grant.tenant, tools=grant.tools)
+        return Caller(tenant=grant.tenant, tools=grant.tools, write=grant.write)
 
 
 def parse_api_keys(data: Any, *, source: str = "API-keys file") -> KeyRing:
     """Validate the parsed content of an API-keys file (a mapping key -> grant) into a `KeyRing`."""
     if not isinstance(data, dict):
         raise ServiceConfigError(
-            f"{source} must map each API key to {{tenant, tools?}}, got {type(data).__name__}"
+            f"{source} must map each API key to {{tenant, tools?, write?}}, got {type(data).__name__}"
         )
     grants: dict[str, KeyGrant] = {}
     for position, (key, entry) in enumerate(data.items(), start=1):

@@ -151,6 +151,115 @@ class ThreadView(BaseModel):
     last_result: AskResult
 
 
+class ThreadSummary(BaseModel):
+    """One of the caller's threads in `GET /v1/threads`."""
+
+    thread_id: str
+    turns: int
+    title: str = Field(description="The thread's first question (shortened).")
+    updated: str = Field(description="When its last turn was stored (ISO 8601).")
+
+
+class Highlight(BaseModel):
+    """Character offsets `[start, end)` of a quote inside the evidence `text`."""
+
+    start: int
+    end: int
+
+
+class EvidenceView(BaseModel):
+    """Response of `GET /v1/evidence/{chunk_id}`: one stored chunk and where a quote lies in it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    text: str
+    source: str
+    heading_path: list[str]
+    page: int | None = None
+    char_start: int | None = Field(default=None, description="The chunk's offset in its source text.")
+    char_end: int | None = None
+    highlight: Highlight | None = Field(
+        default=None, description="Offsets of `quote` in `text` (null without a quote or when not found)."
+    )
+
+
+class StatusView(BaseModel):
+    """Response of `GET /v1/status`: the store, the models and what the key may do."""
+
+    model_config = ConfigDict(extra="allow")
+
+    health: Literal["ready", "empty", "loading"]
+    tenant: str | None
+    write: bool = Field(description="Whether the key may upload, re-index and remove documents.")
+    store_version: str | None
+    chunks: int = Field(description="Chunks the key sees.")
+    sources: int = Field(description="Documents the key sees.")
+    embedding_model: str | None
+    retrieval_mode: str | None
+    reranker: str | None
+    model: str
+    threads: str
+    active_runs: int
+    max_upload_bytes: int
+    formats: list[str] = Field(description="File extensions an upload may have.")
+
+
+class SourceView(BaseModel):
+    """One document in `GET /v1/sources`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(description="The source id: what `DELETE /v1/sources/{id}` and citations name.")
+    title: str
+    format: str | None
+    chunks: int
+    chars: int
+    bytes: int | None = Field(description="Size of its file, when the server still has it.")
+    indexed_at: str | None = Field(description="When it was uploaded and indexed (uploads only).")
+    uploaded: bool = Field(description="Uploaded through the service (it can be re-indexed here).")
+
+
+class IndexJobView(BaseModel):
+    """An indexing job: `done` of `total` chunks embedded (or found in the cache) while `embedding`."""
+
+    id: str
+    kind: Literal["upload", "reindex"]
+    files: list[str]
+    state: Literal["queued", "running", "done", "failed"]
+    phase: Literal["queued", "converting", "embedding", "saving", "loading", "done", "failed"]
+    done: int
+    total: int
+    report: dict[str, Any] | None = Field(
+        default=None, description="When done: sources, chunks, embedded, from_cache, skipped, ..."
+    )
+    error: str | None = None
+    created: float
+    finished: float | None = None
+
+
+class UploadedFile(BaseModel):
+    """What happened to one uploaded file."""
+
+    name: str
+    accepted: bool
+    error: str | None = Field(default=None, description="Why it was refused (type, name, size, zip bomb).")
+
+
+class UploadView(BaseModel):
+    """Response of `POST /v1/sources` (202): the indexing job and each file's outcome."""
+
+    job: IndexJobView
+    files: list[UploadedFile]
+
+
+class RemovalView(BaseModel):
+    """Response of `DELETE /v1/sources/{id}`."""
+
+    removed: list[str]
+    chunks: int
+
+
 class ErrorBody(BaseModel):
     """The `error` member of every error response."""
 

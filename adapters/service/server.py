@@ -27,8 +27,13 @@ def startup_lines(service: HaygraphService) -> list[str]:
     knowledge = service.knowledge
     snap = knowledge.current if knowledge is not None and knowledge.ready else None
     chunks, version = (snap.documents, snap.version) if snap else ("?", "?")
+    described = (
+        f"{chunks} chunks (version {version}), reloaded automatically when it changes"
+        if snap
+        else "no documents yet: upload some on the page"
+    )
     lines = [
-        f"store {s.store_dir}: {chunks} chunks (version {version}), reloaded automatically when it changes",
+        f"store {s.store_dir}: {described}",
         f"model: {s.model or 'offline (rule-based routing, extractive answers)'}; "
         f"example tools: {'on' if s.example_tools else 'off'}",
         f"threads: {describe_threads_db(s.threads_db)}",
@@ -38,7 +43,9 @@ def startup_lines(service: HaygraphService) -> list[str]:
     else:
         tenants = sorted({g.tenant for g in service.keyring.grants})
         lines.append(f"API keys: {len(service.keyring)} for tenant(s) {', '.join(tenants)}")
-    lines.append(f"listening on http://{s.host}:{s.port} (docs at /docs); Ctrl-C stops gracefully")
+    lines.append(
+        f"listening on http://{s.host}:{s.port} (the page at /, API docs at /docs); Ctrl-C stops gracefully"
+    )
     return lines
 
 

@@ -20,6 +20,7 @@ from langgraph.types import Command
 
 from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.service.documents import UPLOADS_DIR, DocumentManager
 from haygraph.adapters.service.errors import ConflictError, NotFoundError, NotReadyError, ServiceConfigError
 from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_keys
 from haygraph.adapters.service.knowledge import LiveKnowledgeBase
@@ -42,6 +43,8 @@ class HaygraphService:
         self.settings = settings
         self.keyring: KeyRing | None = load_api_keys(settings.api_keys) if settings.api_keys else None
         self.knowledge: LiveKnowledgeBase | None = None
+        self.documents: DocumentManager | None = None
+        """Sources, uploads and indexing jobs (see `documents.py`)."""
         self.base_context: Context | None = None
         self.graph: Any = None
         """The graph with the thread checkpointer (requests naming a thread)."""
@@ -58,13 +61,22 @@ class HaygraphService:
     # -- lifecycle -------------------------------------------------------------------------------
     @property
     def loaded(self) -> bool:
-        """Whether the store and the model are loaded."""
-        return self.base_context is not None and self.knowledge is not None and self.knowledge.ready
+        """Whether the model is loaded and the store opened (a new, empty store counts: uploads fill it)."""
+        return self.base_context is not None and self.knowledge is not None
 
     @property
     def ready(self) -> bool:
-        """Whether requests can be served (loaded and the thread store open)."""
-        return self.loaded and self.graph is not None
+        """Whether questions can be answered (loaded, the store holds documents, the thread store open)."""
+        return self.loaded and self.graph is not None and self.knowledge is not None and self.knowledge.ready
+
+    def check_ready(self) -> None:
+        """`NotReadyError` saying why questions cannot be answered yet."""
+        if self.loaded and self.graph is not None and self.knowledge is not None and not self.knowledge.ready:
+            raise NotReadyError(
+                "the store holds no documents yet: upload some on the page or with POST /v1/sources"
+            )
+        if not self.ready:
+            raise NotReadyError("the service is not ready: the store or the model is still loading")
 
     def load(self) -> None:
         """Load the model and the store and warm both up (raises clear config/store errors)."""
@@ -79,12 +91,27 @@ class HaygraphService:
             config=config,
             warm_top_ks=sorted({context.top_k, context.expand_top_k, 5}),
         )
-        knowledge.load()
+        if self._store_is_new(config):
+            logger.info("store %s holds no documents yet: upload some", self.settings.store_dir)
+        else:
+            knowledge.load()
         if self.settings.example_tools:
             orders = self.settings.orders_db or Path(self.settings.store_dir) / "orders.sqlite"
             self._orders = OrdersDatabase(orders)
         self.knowledge, self.base_context = knowledge, context
+        self.documents = DocumentManager(knowledge, max_upload_bytes=self.settings.max_upload_bytes)
         self._check_key_tools()
+
+    def _store_is_new(self, config: Any) -> bool:
+        """An existing, empty store directory (not a damaged store): it fills with uploaded documents."""
+        from haygraph.retrieval.store import store_exists
+
+        if config is not None and config.store.backend == "qdrant":
+            return False
+        root = Path(self.settings.store_dir)
+        if store_exists(root) or not root.is_dir():
+            return False  # a missing directory stays an error (a mistyped --store), named by the store
+        return all(p.name in (UPLOADS_DIR, ".lock") for p in root.iterdir())
 
     def _check_key_tools(self) -> None:
         """Every tool an API key is granted must exist (with `--example-tools`); a typo is an error."""
@@ -117,6 +144,8 @@ class HaygraphService:
     async def close(self) -> None:
         """Stop watching the store and flush/close the thread store."""
         self.graph = None
+        if self.documents is not None:
+            self.documents.close()
         if self._watcher is not None:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -143,8 +172,8 @@ class HaygraphService:
 
     def context_for(self, caller: Caller, filters: dict[str, Any] | None) -> Context:
         """The per-request `Context`: tenant-scoped retriever, the request's filters, the caller's tools."""
-        if not self.ready or self.base_context is None or self.knowledge is None:
-            raise NotReadyError("the service is not ready: the store or the model is still loading")
+        self.check_ready()
+        assert self.base_context is not None and self.knowledge is not None
         retriever = ScopedRetriever(self.knowledge.retriever, caller.tenant)
         executor = self._executor(caller, retriever)
         return dataclasses.replace(
@@ -221,3 +250,95 @@ class HaygraphService:
             "entities": values.get("entities") or {},
             "last_result": result_from_state(values, sum((values.get("timings_ms") or {}).values())),
         }
+
+    async def threads(self, caller: Caller, limit: int = 50) -> list[dict[str, Any]]:
+        """The caller's threads, newest first: id, turns, title (the first question), last update.
+
+        Read from the checkpointer's list of checkpoints, keeping the caller's namespace only; a thread
+        of another tenant is never listed.
+        """
+        if self.graph is None:
+            raise NotReadyError("the service is not ready: the thread store is not open")
+        prefix = thread_key(caller.tenant, "x")[:-1]
+        latest: dict[str, Any] = {}
+        async for item in self.graph.checkpointer.alist(None):
+            key = str(item.config["configurable"].get("thread_id") or "")
+            if not key.startswith(prefix):
+                continue
+            known = latest.get(key)
+            if known is None or item.checkpoint["ts"] > known.checkpoint["ts"]:
+                latest[key] = item
+        rows = []
+        for key, item in latest.items():
+            values = item.checkpoint.get("channel_values") or {}
+            if not values.get("turn"):
+                continue
+            first = next((m for m in values.get("messages") or [] if m.type == "human"), None)
+            title = first.content if first is not None and isinstance(first.content, str) else ""
+            rows.append(
+                {
+                    "thread_id": key[len(prefix) :],
+                    "turns": int(values.get("turn") or 0),
+                    "title": " ".join(title.split())[:120],
+                    "updated": item.checkpoint["ts"],
+                }
+            )
+        rows.sort(key=lambda r: r["updated"], reverse=True)
+        return rows[:limit]
+
+    def evidence(self, caller: Caller, chunk_id: str) -> dict[str, Any]:
+        """One stored chunk the caller may see (`NotFoundError` otherwise, another tenant's included)."""
+        self.check_ready()
+        assert self.knowledge is not None
+        found = ScopedRetriever(self.knowledge.retriever, caller.tenant).lookup(chunk_id)
+        if found is None:
+            raise NotFoundError(f"evidence {chunk_id[:80]!r} does not exist")
+        return {
+            "id": found.id,
+            "text": found.text,
+            "source": found.source,
+            "heading_path": list(found.heading_path),
+            "page": found.page,
+            "char_start": found.char_start,
+            "char_end": found.char_end,
+        }
+
+    def status(self, caller: Caller) -> dict[str, Any]:
+        """The status panel: health, the caller's chunks and sources, models, limits, the key's rights."""
+        from haygraph.retrieval.converters import SUPPORTED_EXTENSIONS
+
+        knowledge = self.knowledge
+        out: dict[str, Any] = {
+            "health": "loading",
+            "tenant": caller.tenant,
+            "write": caller.write,
+            "store_version": None,
+            "chunks": 0,
+            "sources": 0,
+            "embedding_model": None,
+            "retrieval_mode": None,
+            "reranker": None,
+            "model": self.settings.model
+            or ("custom" if self.base_context and self.base_context.chat_model else "offline"),
+            "threads": self.settings.threads_backend,
+            "active_runs": self.runs.active,
+            "max_upload_bytes": self.settings.max_upload_bytes,
+            "formats": sorted(SUPPORTED_EXTENSIONS),
+        }
+        if knowledge is not None and not knowledge.ready and self.graph is not None:
+            out["health"] = "empty"
+        if knowledge is None or not knowledge.ready or self.graph is None:
+            return out
+        snap = knowledge.current
+        config = snap.kb.config
+        rows = self.documents.sources(caller) if self.documents is not None else []
+        out.update(
+            health="ready",
+            store_version=snap.version,
+            chunks=sum(r["chunks"] for r in rows),
+            sources=len(rows),
+            embedding_model=f"{config.embedder.model} ({config.embedder.backend})",
+            retrieval_mode=config.query.mode,
+            reranker=config.query.reranker.model,
+        )
+        return out

@@ -63,6 +63,9 @@ class ServiceSettings:
     max_body_bytes: int = 1_048_576
     """Largest accepted request body (bytes); larger bodies get 413."""
 
+    max_upload_bytes: int = 50 * 1024 * 1024
+    """Largest uploaded document (bytes) for `POST /v1/sources`; a larger request or file gets 413."""
+
     reload_interval_s: float = 2.0
     """How often the store's `CURRENT` pointer is checked for a new version (seconds; 0 = never)."""
 
@@ -73,6 +76,8 @@ class ServiceSettings:
             raise ServiceConfigError(f"--timeout must be > 0 seconds, but got {self.request_timeout_s}")
         if self.max_body_bytes < 1024:
             raise ServiceConfigError(f"--max-body-bytes must be >= 1024, but got {self.max_body_bytes}")
+        if self.max_upload_bytes < 1024:
+            raise ServiceConfigError(f"--max-upload-bytes must be >= 1024, but got {self.max_upload_bytes}")
         if self.reload_interval_s < 0:
             raise ServiceConfigError(f"reload_interval_s must be >= 0, but got {self.reload_interval_s}")
         if self.api_keys is None and not is_loopback(self.host):

@@ -1,0 +1,418 @@
+"""The documents of `haygraph serve`: list a tenant's sources, accept uploads, index them in the background.
+
+Writes reuse the library's one write path: a writer `KnowledgeBase` opened on the served store runs
+`index` / `remove_sources` inside `KnowledgeBase.writing()` (the store's writer lock, so a concurrent
+`haygraph index` waits or is waited for). When a write is saved, the live snapshot is reloaded before
+the job is reported done, so an uploaded document is answerable as soon as its job says `done`.
+
+Uploaded files are kept in `<store>/uploads/<tenant folder>/<file name>` (the file is the source's
+identity: re-uploading a name replaces that source). A name must be a plain file name — no folder
+separators, no NUL or control characters, not hidden — and its extension one `index` reads; the
+file must fit `max_upload_bytes`, and an office package must not unpack to more than
+`MAX_UNPACKED_BYTES` (zip bombs). Each refused file gets its own message; the others are indexed.
+
+Indexing runs on one worker thread (writes to a store are serialized anyway); a job's progress is
+`{state, phase, done, total}` with `done`/`total` counting chunks embedded (or found in the cache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import secrets
+import threading
+import time
+import unicodedata
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from haystack import Document
+
+from haygraph.adapters.service.errors import (
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+)
+from haygraph.adapters.service.keys import Caller
+from haygraph.adapters.service.knowledge import LiveKnowledgeBase, read_pointer
+from haygraph.adapters.tenancy import tenant_filter
+from haygraph.retrieval.converters import SUPPORTED_EXTENSIONS
+from haygraph.retrieval.errors import RetrievalError, UnreadableFileError
+from haygraph.retrieval.office_formats import check_unpacked_size
+from haygraph.retrieval.sources import known_sources, source_key
+
+logger = logging.getLogger(__name__)
+
+UPLOADS_DIR = "uploads"
+"""Folder of the store directory that holds uploaded files, one sub-folder per tenant."""
+
+MAX_NAME_BYTES = 200
+MAX_FILES_PER_UPLOAD = 20
+KEPT_JOBS = 200
+"""Finished jobs remembered (the oldest are forgotten first)."""
+
+ZIP_FORMATS = frozenset({".docx", ".pptx", ".xlsx"})
+_COPY_BLOCK = 1024 * 1024
+
+
+class UploadRefused(Exception):
+    """One uploaded file cannot be accepted; the message says why in words."""
+
+    def __init__(self, message: str, *, too_large: bool = False) -> None:
+        super().__init__(message)
+        self.too_large = too_large
+
+
+def check_upload_name(name: Any) -> str:
+    """The NFC form of an uploaded file's name if it is a plain, indexable file name; else `UploadRefused`."""
+    if not isinstance(name, str) or not name.strip():
+        raise UploadRefused("the file has no name")
+    name = unicodedata.normalize("NFC", name)
+    shown = repr(name[:60])
+    if any(unicodedata.category(ch)[0] == "C" for ch in name):
+        raise UploadRefused(f"file name {shown} contains NUL or other control characters")
+    if "/" in name or "\\" in name:
+        raise UploadRefused(f"file name {shown} must be a plain file name, without folders")
+    if name.startswith(".") or name != name.strip():
+        raise UploadRefused(f"file name {shown} is hidden or starts/ends with spaces; rename the file")
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise UploadRefused(f"file name {shown}… is longer than {MAX_NAME_BYTES} bytes; rename the file")
+    suffix = Path(name).suffix.lower()
+    if suffix not in SUPPORTED_EXTENSIONS:
+        raise UploadRefused(
+            f"{name}: unsupported file type {suffix or '(none)'!r}; "
+            f"use {', '.join(sorted(SUPPORTED_EXTENSIONS))}"
+        )
+    return name
+
+
+def tenant_folder_name(tenant: str | None) -> str:
+    """The uploads sub-folder of a tenant: a digest (tenant names may hold any printable character)."""
+    if tenant is None:
+        return "_shared"
+    return "t-" + hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:24]
+
+
+def _scope(tenant: str | None) -> dict[str, Any] | None:
+    return None if tenant is None else tenant_filter(tenant)
+
+
+def source_rows(documents: Iterable[Document], uploads: Path) -> list[dict[str, Any]]:
+    """One row per source of `documents`: id, title, chunks, characters, format, size, when indexed."""
+    rows: dict[tuple[str | None, str], dict[str, Any]] = {}
+    for doc in documents:
+        key = source_key(doc)
+        row = rows.get(key)
+        if row is None:
+            file_path = doc.meta.get("file_path")
+            name = str(doc.meta.get("source") or key[1])
+            row = rows[key] = {
+                "id": key[1],
+                "tenant": key[0],
+                "title": str(doc.meta.get("title") or name),
+                "format": Path(name).suffix.lower().lstrip(".") or None,
+                "chunks": 0,
+                "chars": 0,
+                "bytes": _file_size(file_path),
+                "indexed_at": doc.meta.get("indexed_at"),
+                "uploaded": _inside(file_path, uploads),
+            }
+        row["chunks"] += 1
+        row["chars"] += len(doc.content or "")
+    return sorted(rows.values(), key=lambda r: (r["id"].lower(), r["tenant"] or ""))
+
+
+def _file_size(file_path: Any) -> int | None:
+    if not isinstance(file_path, str) or not file_path:
+        return None
+    try:
+        return Path(file_path).stat().st_size
+    except OSError:
+        return None
+
+
+def _inside(file_path: Any, folder: Path) -> bool:
+    if not isinstance(file_path, str) or not file_path:
+        return False
+    try:
+        return Path(file_path).resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError):
+        return False
+
+
+@dataclass
+class IndexJob:
+    """One background indexing run of a tenant's files."""
+
+    id: str
+    tenant: str | None
+    kind: str
+    files: list[str]
+    state: str = "queued"
+    """queued, running, done or failed."""
+    phase: str = "queued"
+    """queued, converting, embedding, saving, loading, done, failed."""
+    done: int = 0
+    total: int = 0
+    report: dict[str, Any] | None = None
+    error: str | None = None
+    created: float = field(default_factory=time.time)
+    finished: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The job as the status endpoint returns it."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "files": list(self.files),
+            "state": self.state,
+            "phase": self.phase,
+            "done": self.done,
+            "total": self.total,
+            "report": self.report,
+            "error": self.error,
+            "created": self.created,
+            "finished": self.finished,
+        }
+
+
+class DocumentManager:
+    """Sources of the served store per tenant; uploads, background indexing jobs, removal, re-index."""
+
+    def __init__(self, knowledge: LiveKnowledgeBase, *, max_upload_bytes: int) -> None:
+        self.knowledge = knowledge
+        self.max_upload_bytes = max_upload_bytes
+        self.uploads = Path(knowledge.store_dir) / UPLOADS_DIR
+        self._jobs: dict[str, IndexJob] = {}
+        self._jobs_lock = threading.Lock()
+        self._writer: Any = None
+        self._write_lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="haygraph-index")
+
+    def close(self) -> None:
+        """Stop accepting jobs; a job already running finishes (its store save is atomic either way)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- reading -----------------------------------------------------------------------------------
+    def sources(self, caller: Caller) -> list[dict[str, Any]]:
+        """The caller's sources in the current snapshot (every source without `--api-keys`)."""
+        if not self.knowledge.ready:
+            return []
+        store = self.knowledge.current.kb.store
+        rows = source_rows(store.filter_documents(_scope(caller.tenant)), self.uploads)
+        if caller.tenant is not None:
+            for row in rows:
+                row.pop("tenant")
+        return rows
+
+    def job(self, caller: Caller, job_id: str) -> IndexJob:
+        """A job of the caller's tenant (`NotFoundError` for another tenant's job or an unknown id)."""
+        with self._jobs_lock:
+            job = self._jobs.get(job_id)
+        if job is None or job.tenant != caller.tenant:
+            raise NotFoundError(f"indexing job {job_id[:40]!r} does not exist")
+        return job
+
+    # -- writing -----------------------------------------------------------------------------------
+    @staticmethod
+    def check_write(caller: Caller) -> None:
+        """`ForbiddenError` for a read-only key."""
+        if not caller.write:
+            raise ForbiddenError("this API key is read-only: it may not upload, re-index or remove documents")
+
+    def folder(self, tenant: str | None) -> Path:
+        """The caller's uploads folder (created; never a link)."""
+        folder = self.uploads / tenant_folder_name(tenant)
+        folder.mkdir(parents=True, exist_ok=True)
+        if folder.is_symlink() or not folder.is_dir():
+            raise ConflictError("the uploads folder of this store is not a plain folder; ask the operator")
+        return folder
+
+    def save_upload(self, caller: Caller, name: Any, stream: IO[bytes], size: int | None) -> Path:
+        """Check one uploaded file and move it into the caller's folder; `UploadRefused` says why not."""
+        name = check_upload_name(name)
+        limit = self.max_upload_bytes
+        if size is not None and size > limit:
+            raise UploadRefused(
+                f"{name}: {size:,} bytes is larger than the limit of {limit:,} bytes", too_large=True
+            )
+        folder = self.folder(caller.tenant)
+        target = folder / name
+        if target.resolve().parent != folder.resolve():
+            raise UploadRefused(f"file name {name!r} would leave the uploads folder")
+        self._check_free_id(caller.tenant, name, target)
+        temp = folder / f".upload-{secrets.token_hex(8)}{Path(name).suffix.lower()}"
+        try:
+            written = 0
+            with open(temp, "xb") as out:
+                while block := stream.read(_COPY_BLOCK):
+                    written += len(block)
+                    if written > limit:
+                        raise UploadRefused(
+                            f"{name}: larger than the limit of {limit:,} bytes", too_large=True
+                        )
+                    out.write(block)
+            if written == 0:
+                raise UploadRefused(f"{name}: the file is empty")
+            if target.suffix.lower() in ZIP_FORMATS:
+                try:
+                    check_unpacked_size(temp)
+                except UnreadableFileError as exc:
+                    raise UploadRefused(str(exc).replace(str(temp), name)) from exc
+            os.replace(temp, target)  # replaces a previous upload of the same name (never follows a link)
+        finally:
+            temp.unlink(missing_ok=True)
+        return target
+
+    def _check_free_id(self, tenant: str | None, name: str, target: Path) -> None:
+        """Refuse a name that is already the id of a source indexed from another file."""
+        if not self.knowledge.ready:
+            return
+        documents = self.knowledge.current.kb.store.filter_documents(_scope(tenant))
+        holder = known_sources(documents, tenant).get(name)
+        if holder is not None and holder != str(target.resolve()):
+            raise UploadRefused(
+                f"{name}: a document with this name is already indexed (not from an upload); "
+                "remove it first or rename the file"
+            )
+
+    def start_indexing(self, caller: Caller, files: list[Path], kind: str = "upload") -> IndexJob:
+        """Queue a background job indexing `files` for the caller's tenant."""
+        names = [f.name for f in files]
+        job = IndexJob(id=secrets.token_hex(8), tenant=caller.tenant, kind=kind, files=names)
+        with self._jobs_lock:
+            self._jobs[job.id] = job
+            finished = [j for j in self._jobs.values() if j.finished is not None]
+            for old in sorted(finished, key=lambda j: j.created)[: max(0, len(self._jobs) - KEPT_JOBS)]:
+                del self._jobs[old.id]
+        self._pool.submit(self._run_job, job, files)
+        return job
+
+    def _writer_kb(self) -> Any:
+        """The knowledge base writes go through (opened once; reopened after a failed write)."""
+        from haygraph.retrieval import KnowledgeBase
+        from haygraph.retrieval.store import store_exists
+
+        if self._writer is None:
+            store = self.knowledge.store_dir
+            config = self.knowledge.config
+            if store_exists(store) or (config is not None and config.store.backend == "qdrant"):
+                self._writer = KnowledgeBase.open(store, config=config)
+            else:
+                self._writer = KnowledgeBase(config, store_dir=store)
+        return self._writer
+
+    def _run_job(self, job: IndexJob, files: list[Path]) -> None:
+        job.state, job.phase = "running", "converting"
+
+        def progress(done: int, total: int) -> None:
+            job.phase = "embedding" if done < total else "saving"
+            job.done, job.total = done, total
+
+        meta: dict[str, Any] = {"indexed_at": datetime.now(UTC).isoformat(timespec="seconds")}
+        if job.tenant is not None:
+            meta["tenant"] = job.tenant
+        try:
+            with self._write_lock:
+                report = self._writer_kb().index([str(f) for f in files], meta=meta, on_progress=progress)
+            job.phase = "loading"
+            self._await_snapshot()
+        except (RetrievalError, OSError) as exc:
+            self._writer = None  # unsaved changes must not leak into the next write
+            self._fail(job, self._public(str(exc)))
+            return
+        except Exception as exc:
+            self._writer = None
+            logger.exception("indexing job %s failed", job.id)
+            self._fail(job, f"unexpected failure ({type(exc).__name__}); see the server log")
+            return
+        job.report = {
+            "sources": report.sources,
+            "chunks": report.chunks,
+            "embedded": report.embedded,
+            "from_cache": report.from_cache,
+            "unchanged": report.unchanged,
+            "skipped": [self._public(s) for s in report.skipped],
+            "total_documents": report.total_documents,
+            "seconds": round(report.seconds, 3),
+        }
+        if report.skipped and not report.sources and not report.unchanged:
+            self._fail(job, "; ".join(job.report["skipped"]))
+            return
+        job.state, job.phase, job.finished = "done", "done", time.time()
+        job.done = job.total = max(job.total, report.chunks)
+
+    def _fail(self, job: IndexJob, message: str) -> None:
+        job.state, job.phase, job.error, job.finished = "failed", "failed", message, time.time()
+
+    def _public(self, message: str) -> str:
+        """A library message without the server's folder names (the uploads folder is not the user's)."""
+        for folder in sorted({str(self.uploads.resolve()), str(self.uploads)}, key=len, reverse=True):
+            message = message.replace(folder + os.sep, "").replace(folder, "")
+        for folder in sorted({str(Path(self.knowledge.store_dir).resolve()), str(self.knowledge.store_dir)}):
+            message = message.replace(folder, "<store>")
+        return " ".join(message.split())
+
+    def _await_snapshot(self, timeout_s: float = 120.0) -> None:
+        """Wait until the live snapshot serves the version just saved (the watcher may be loading it)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            pointer = read_pointer(Path(self.knowledge.store_dir))
+            if pointer is None:
+                return  # a Qdrant store: the collection itself changed; nothing to reload
+            if self.knowledge.ready and self.knowledge.current.version == pointer:
+                return
+            if not self.knowledge.ready:
+                self.knowledge.load()
+            else:
+                self.knowledge.reload_if_changed()
+            time.sleep(0.05)
+        raise TimeoutError("the new store version did not load in time")
+
+    def _file_of(self, tenant: str | None, source_id: str) -> Any:
+        """The file a source of `tenant` was indexed from (its `meta.file_path`; None if none or unknown)."""
+        if source_id not in {row["id"] for row in self.sources(Caller(tenant=tenant))}:
+            raise NotFoundError(f"source {source_id[:80]!r} does not exist")
+        documents = self.knowledge.current.kb.store.filter_documents(_scope(tenant))
+        return next((d.meta.get("file_path") for d in documents if source_key(d)[1] == source_id), None)
+
+    def remove(self, caller: Caller, source_id: str) -> dict[str, Any]:
+        """Remove one of the caller's sources (and its uploaded file); returns what was removed."""
+        file_path = self._file_of(caller.tenant, source_id)
+        try:
+            with self._write_lock:
+                report = self._writer_kb().remove_sources([source_id], tenant=caller.tenant)
+            self._await_snapshot()
+        except RetrievalError as exc:
+            self._writer = None
+            raise ConflictError(self._public(str(exc))) from exc
+        if _inside(file_path, self.folder(caller.tenant)):
+            Path(str(file_path)).unlink(missing_ok=True)
+        return {"removed": report.sources, "chunks": report.chunks}
+
+    def reindex(self, caller: Caller, source_id: str) -> IndexJob:
+        """Queue a job indexing an uploaded source's file again (its own file in the caller's folder)."""
+        file_path = self._file_of(caller.tenant, source_id)
+        if not _inside(file_path, self.folder(caller.tenant)) or not Path(str(file_path)).is_file():
+            raise ConflictError(
+                f"source {source_id[:80]!r} was not uploaded here; re-index it with `haygraph index` "
+                "on the server"
+            )
+        return self.start_indexing(caller, [Path(str(file_path))], kind="reindex")
+
+
+__all__ = [
+    "MAX_FILES_PER_UPLOAD",
+    "UPLOADS_DIR",
+    "DocumentManager",
+    "IndexJob",
+    "UploadRefused",
+    "check_upload_name",
+    "source_rows",
+    "tenant_folder_name",
+]

@@ -1,0 +1,129 @@
+"""Pure parts of the documents feature: upload names, quote offsets, zip sizes, write routes, source rows."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+from haystack import Document
+
+from haygraph.adapters.service.app import is_document_write
+from haygraph.adapters.service.citations import locate_quote
+from haygraph.adapters.service.documents import (
+    UploadRefused,
+    check_upload_name,
+    source_rows,
+    tenant_folder_name,
+)
+from haygraph.adapters.service.keys import Caller, parse_api_keys
+from haygraph.retrieval.errors import UnreadableFileError
+from haygraph.retrieval.office_formats import check_unpacked_size
+
+
+class TestUploadNames:
+    @pytest.mark.parametrize("name", ["leave-policy.md", "Q3 report.docx", "休假制度.pdf", "a.b.TXT"])
+    def test_plain_names_pass(self, name: str) -> None:
+        assert check_upload_name(name) == name
+
+    @pytest.mark.parametrize(
+        ("name", "reason"),
+        [
+            ("../x.md", "without folders"),
+            ("/abs/x.md", "without folders"),
+            ("a\\b.md", "without folders"),
+            ("a\x00.md", "control characters"),
+            ("a\u200b.md", "control characters"),
+            ("..", "hidden"),
+            (".env.md", "hidden"),
+            (" x.md", "spaces"),
+            ("", "no name"),
+            (None, "no name"),
+            ("x" * 250 + ".md", "longer than"),
+            ("run.sh", "unsupported file type '.sh'"),
+        ],
+    )
+    def test_refused(self, name: object, reason: str) -> None:
+        with pytest.raises(UploadRefused, match=reason):
+            check_upload_name(name)
+
+    def test_tenant_folders_are_digests(self) -> None:
+        assert tenant_folder_name(None) == "_shared"
+        assert tenant_folder_name("../../etc").startswith("t-") and "/" not in tenant_folder_name("a/b")
+        assert tenant_folder_name("A") != tenant_folder_name("B")
+
+
+class TestLocateQuote:
+    TEXT = "# Leave\n\nDuring probation you may take at most **3 days** of annual leave\nbefore it ends."
+
+    def test_verbatim(self) -> None:
+        start, end = locate_quote(self.TEXT, "During probation") or (0, 0)
+        assert self.TEXT[start:end] == "During probation"
+
+    def test_markers_and_line_breaks_left_out(self) -> None:
+        quote = "During probation you may take at most 3 days of annual leave before it ends."
+        start, end = locate_quote(self.TEXT, quote) or (0, 0)
+        assert self.TEXT[start:end].startswith("During") and self.TEXT[start:end].endswith("ends.")
+
+    def test_table_row_quote_spans_the_rows(self) -> None:
+        text = "| Service | Leave |\n|---|---|\n| Under 3 years | 12 days |\n| 3+ years | 15 days |"
+        span = locate_quote(text, "Service → Leave: Under 3 years → 12 days; 3+ years → 15 days")
+        assert span is not None and text[span[0] : span[1]].startswith("Service")
+        assert text[span[0] : span[1]].endswith("15 days")
+
+    def test_absent(self) -> None:
+        assert locate_quote(self.TEXT, "Parking permits cost 35 euros a month") is None
+        assert locate_quote(self.TEXT, "   ") is None
+
+
+class TestZipSize:
+    def test_declared_size_over_the_limit_is_refused(self, tmp_path: Path) -> None:
+        path = tmp_path / "a.docx"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as package:
+            package.writestr("word/document.xml", b"0" * 200_000)
+        check_unpacked_size(path, limit=300_000)
+        with pytest.raises(UnreadableFileError, match="would unpack to 200,000 bytes"):
+            check_unpacked_size(path, limit=100_000)
+
+    def test_not_a_zip(self, tmp_path: Path) -> None:
+        path = tmp_path / "a.docx"
+        path.write_bytes(b"not a zip")
+        with pytest.raises(UnreadableFileError, match="corrupt"):
+            check_unpacked_size(path)
+
+
+class TestRights:
+    @pytest.mark.parametrize(
+        ("method", "path", "write"),
+        [
+            ("POST", "/v1/sources", True),
+            ("DELETE", "/v1/sources/a.md", True),
+            ("POST", "/v1/sources/sub/a.md/reindex", True),
+            ("GET", "/v1/sources", False),
+            ("POST", "/v1/ask", False),
+            ("GET", "/v1/jobs/x", False),
+        ],
+    )
+    def test_document_writes(self, method: str, path: str, write: bool) -> None:
+        assert is_document_write(method, path) is write
+
+    def test_read_only_keys(self) -> None:
+        ring = parse_api_keys({"hg-reader-0123456789": {"tenant": "A", "write": False}})
+        assert ring.authenticate("Bearer hg-reader-0123456789") == Caller("A", None, write=False)
+        assert parse_api_keys({"hg-writer-0123456789": {"tenant": "A"}}).grants[0].write is True
+
+
+def test_source_rows_group_chunks(tmp_path: Path) -> None:
+    upload = tmp_path / "uploads" / "_shared" / "a.md"
+    upload.parent.mkdir(parents=True)
+    upload.write_text("hello")
+    docs = [
+        Document(content="one", meta={"source_id": "a.md", "file_path": str(upload), "indexed_at": "t"}),
+        Document(content="three", meta={"source_id": "a.md", "file_path": str(upload)}),
+        Document(content="x", meta={"source_id": "b.pdf", "tenant": "B"}),
+    ]
+    rows = {r["id"]: r for r in source_rows(docs, tmp_path / "uploads")}
+    assert rows["a.md"]["chunks"] == 2 and rows["a.md"]["chars"] == 8 and rows["a.md"]["bytes"] == 5
+    assert rows["a.md"]["uploaded"] is True and rows["a.md"]["indexed_at"] == "t"
+    assert rows["b.pdf"]["format"] == "pdf" and rows["b.pdf"]["bytes"] is None
+    assert rows["b.pdf"]["uploaded"] is False and rows["b.pdf"]["tenant"] == "B"
