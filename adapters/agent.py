@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.adapters.local_llm import is_local_spec, load_local_chat_model
 from haygraph.adapters.meaning_encoder import default_meaning_encoder
-from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.adapters.tenancy import ScopedRetriever, check_tenant
 from haygraph.control.api import Agent
 from haygraph.control.errors import ConfigError

@@ -15,10 +15,10 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.adapters.meaning_encoder import default_meaning_encoder
-from haygraph.adapters.orders_db import OrdersDatabase
 from haygraph.control.errors import ConfigError
 from haygraph.control.graph import Context, build_graph
 from haygraph.control.planning.answerability import shipped_model

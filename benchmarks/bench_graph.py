@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.fixtures import example_tools, handbook_store, load_cases
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.control.api import run_turn
 from haygraph.control.evidence import Evidence, Retriever

@@ -60,7 +60,16 @@ def free_port() -> int:
 def start_server(store: Path, port: int) -> tuple[subprocess.Popen[bytes], float]:
     """Start `haygraph serve` and wait until /readyz answers; returns the process and its start-up seconds."""
     start = time.perf_counter()
-    cmd = [sys.executable, "-m", "haygraph.adapters.cli", "serve", "--store", str(store), "--port", str(port)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "haygraph.adapters.cli.main",
+        "serve",
+        "--store",
+        str(store),
+        "--port",
+        str(port),
+    ]
     proc = subprocess.Popen(cmd, env={**os.environ, **OFFLINE_ENV}, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -134,7 +143,7 @@ def cold_cli_ask(store: Path, runs: int) -> dict[str, Any]:
         cmd = [
             sys.executable,
             "-m",
-            "haygraph.adapters.cli",
+            "haygraph.adapters.cli.main",
             "ask",
             question,
             "--store",

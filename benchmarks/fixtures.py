@@ -21,8 +21,8 @@ from typing import Any
 
 import haygraph.eval
 from haygraph.adapters.agent import build_agent
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.control.api import Agent
 from haygraph.control.evidence import Retriever
 from haygraph.control.tools import ContractToolExecutor, ToolRegistry

@@ -1,4 +1,4 @@
-"""The ``haygraph eval`` and ``haygraph tune`` sub-commands (registered by ``adapters/cli.py``).
+"""The ``haygraph eval`` and ``haygraph tune`` sub-commands (registered by ``adapters/cli/main.py``).
 
 ``register(subparsers)`` adds both; each handler takes the parsed namespace, writes its output to
 stdout and returns an exit code. Errors are raised as `EvalError` / `RetrievalError` for the

@@ -1,4 +1,4 @@
-"""The ``haygraph train-reranker`` sub-command (registered by ``adapters/cli.py``).
+"""The ``haygraph train-reranker`` sub-command (registered by ``adapters/cli/main.py``).
 
 Registering imports nothing heavy: torch, sentence-transformers and `datasets` (the ``train`` extra) are
 imported when the command runs. Bad input is raised as `EvalError` for the CLI's one-line error (exit 2).

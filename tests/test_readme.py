@@ -44,7 +44,7 @@ class TestReadme:
         assert '"Will it rain in Ningbo?"' in text and "请问是哪个城市？" in text
 
     def test_documented_commands_exist(self) -> None:
-        from haygraph.adapters.cli import build_parser
+        from haygraph.adapters.cli.main import build_parser
 
         text = README.read_text(encoding="utf-8")
         commands = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]

@@ -33,13 +33,13 @@ from typing import IO, Any
 
 from haystack import Document
 
+from haygraph.adapters.live_knowledge import LiveKnowledgeBase, read_pointer
 from haygraph.adapters.service.errors import (
     ConflictError,
     ForbiddenError,
     NotFoundError,
 )
 from haygraph.adapters.service.keys import Caller
-from haygraph.adapters.service.knowledge import LiveKnowledgeBase, read_pointer
 from haygraph.adapters.tenancy import tenant_filter
 from haygraph.retrieval.converters import SUPPORTED_EXTENSIONS
 from haygraph.retrieval.errors import RetrievalError, UnreadableFileError

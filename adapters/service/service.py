@@ -18,12 +18,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.types import Command
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
+from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.service.documents import UPLOADS_DIR, DocumentManager
 from haygraph.adapters.service.errors import ConflictError, NotFoundError, NotReadyError, ServiceConfigError
 from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_keys
-from haygraph.adapters.service.knowledge import LiveKnowledgeBase
 from haygraph.adapters.service.settings import ServiceSettings
 from haygraph.adapters.service.tenancy import ScopedRetriever, thread_key
 from haygraph.adapters.service.threads import describe_threads_db, open_checkpointer

@@ -5,7 +5,7 @@ the registry and asks each contract's `OfflineTrigger` whether the message is fo
 trigger declares, per language, the keywords of the tool's subject, the cues that the user means
 their own case rather than the subject in general, the entity that fills an argument (its pattern,
 the entity kind it is remembered under, and the clarification to ask when it is missing), and fixed
-arguments. The example tools (`haygraph.adapters.example_tools`) declare the one for `query_order`.
+arguments. The example tools (`haygraph.adapters.examples.tools`) declare the one for `query_order`.
 
 Matching, for one message (see `route_question` for the order over contracts):
 

@@ -2,7 +2,7 @@
 
 Usage: python tests/adapters/mcp_fixture_server.py [--http PORT] [--pid-file FILE]
 
-Serves `haygraph.adapters.mcp_server.create_mcp_server` over stdio (default) or streamable HTTP, plus one
+Serves `haygraph.adapters.mcp.server.create_mcp_server` over stdio (default) or streamable HTTP, plus one
 fixture-only tool, `hang(seconds)`, used to test client timeouts. The real `haygraph serve-mcp`
 subprocess test is added with the CLI.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from haygraph.adapters.mcp_server import create_mcp_server, run_stdio, run_streamable_http
+from haygraph.adapters.mcp.server import create_mcp_server, run_stdio, run_streamable_http
 from haygraph.control.evidence import Evidence
 
 DOCS = {

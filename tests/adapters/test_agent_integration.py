@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from haygraph.adapters.agent import build_agent
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.examples.orders_db import OrdersDatabase
 from haygraph.control.api import RESULT_KEYS, Agent
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Evidence

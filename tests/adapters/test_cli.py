@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from haygraph.adapters.agent import build_agent
-from haygraph.adapters.cli import build_parser, main
+from haygraph.adapters.cli.main import build_parser, main
 from haygraph.retrieval import sample_handbook_path
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 from tests.bounded_calls import within
@@ -45,9 +45,9 @@ TIMEOUT = 600  # model loading on a busy 2-core machine can take a while
 
 
 def haygraph_command() -> list[str]:
-    """The installed console script next to this interpreter, else `python -m haygraph.adapters.cli`."""
+    """The installed console script next to this interpreter, else `python -m haygraph.adapters.cli.main`."""
     script = Path(sys.executable).with_name("haygraph")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "haygraph.adapters.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "haygraph.adapters.cli.main"]
 
 
 @pytest.fixture(scope="session")

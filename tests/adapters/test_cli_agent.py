@@ -1,7 +1,7 @@
 from pathlib import Path
 
 import haygraph.retrieval as retrieval_package
-from haygraph.adapters.cli_agent import default_demo_store
+from haygraph.adapters.cli.agent import default_demo_store
 
 
 def test_each_checkout_gets_its_own_demo_store(tmp_path, monkeypatch):
@@ -22,7 +22,7 @@ def test_each_checkout_gets_its_own_demo_store(tmp_path, monkeypatch):
 
 class TestExplainDecision:
     def test_refusal_names_the_missing_word_and_the_best_passage(self):
-        from haygraph.adapters.cli_agent import explain_decision
+        from haygraph.adapters.cli.agent import explain_decision
 
         result = {
             "decision": {
@@ -43,7 +43,7 @@ class TestExplainDecision:
         assert "meaning_unit 0.90, missing_words 0.33" in text
 
     def test_rule_and_no_decision(self):
-        from haygraph.adapters.cli_agent import explain_decision
+        from haygraph.adapters.cli.agent import explain_decision
 
         assert explain_decision("hi", {"decision": None}).startswith("decision: none was made")
         rule = {"answerable": False, "probability": 0.0, "threshold": 0.5, "rule": "no evidence"}

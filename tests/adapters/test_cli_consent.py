@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from haygraph.adapters import cli_agent
 from haygraph.adapters.agent import build_agent
-from haygraph.adapters.cli import main
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.cli import agent as cli_agent
+from haygraph.adapters.cli.main import main
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.control.api import Agent
 from haygraph.control.tools import ContractToolExecutor
 from tests.adapters.test_cli import assert_one_error_line, run_cli

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from haygraph.adapters.mcp_client import MCPToolset
+from haygraph.adapters.mcp.client import MCPToolset
 from haygraph.control.tools import ContractToolExecutor, ToolRegistry
 from haygraph.control.tools.types import ToolCall
 from haygraph.retrieval.knowledge_base import KnowledgeBase
@@ -22,7 +22,7 @@ CALL_S = 120.0
 
 def _command() -> tuple[str, list[str]]:
     script = Path(sys.executable).with_name("haygraph")
-    return (str(script), []) if script.exists() else (sys.executable, ["-m", "haygraph.adapters.cli"])
+    return (str(script), []) if script.exists() else (sys.executable, ["-m", "haygraph.adapters.cli.main"])
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from haygraph.adapters.cli import main
+from haygraph.adapters.cli.main import main
 
 
 def test_help_does_not_import_the_web_stack() -> None:
     code = (
         "import sys\n"
-        "from haygraph.adapters.cli import main\n"
+        "from haygraph.adapters.cli.main import main\n"
         "try:\n    main(['serve', '--help'])\nexcept SystemExit:\n    pass\n"
         "web = {'fastapi', 'uvicorn', 'starlette', 'psycopg'}\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & web))"

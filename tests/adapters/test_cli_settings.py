@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from haygraph.adapters import cli_settings
-from haygraph.adapters.cli import build_parser, main
-from haygraph.adapters.cli_settings import (
+from haygraph.adapters.cli import settings as cli_settings
+from haygraph.adapters.cli.main import build_parser, main
+from haygraph.adapters.cli.settings import (
     describe_settings,
     filter_pair,
     filters_from_pairs,
@@ -257,7 +257,7 @@ class TestFastHelp:
     def test_help_of_every_command_imports_no_model_code(self):
         script = (
             "import contextlib, io, json, sys\n"
-            "from haygraph.adapters.cli import build_parser, main\n"
+            "from haygraph.adapters.cli.main import build_parser, main\n"
             "commands = list(build_parser()._subparsers._group_actions[0].choices)\n"
             "for argv in [['--help']] + [[c, '--help'] for c in commands]:\n"
             "    with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from haygraph.adapters.cli import main
+from haygraph.adapters.cli.main import main
 from haygraph.retrieval import sample_handbook_path
 from haygraph.retrieval.config import RetrievalConfig
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from haygraph.adapters.cli import main
+from haygraph.adapters.cli.main import main
 from haygraph.retrieval import sample_handbook_path
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 from tests.adapters.test_cli import haygraph_command, run_cli

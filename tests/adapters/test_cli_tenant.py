@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from haygraph.adapters.cli import main
+from haygraph.adapters.cli.main import main
 from tests.adapters.tenant_helpers import build_bm25_store, store_tenants
 
 WIDEN = "tenant=B"

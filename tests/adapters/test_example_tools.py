@@ -3,8 +3,8 @@ from datetime import date
 
 import pytest
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry, count_workdays
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry, count_workdays
 from haygraph.control.evidence import Evidence
 from haygraph.control.planning.routing import route_question
 from haygraph.control.planning.tool_reply import summarize_tool_results

@@ -15,9 +15,9 @@ import pytest
 from haystack import Document
 from mcp.server.fastmcp.exceptions import ToolError
 
-from haygraph.adapters.mcp_client import MCPToolset
-from haygraph.adapters.mcp_server import create_mcp_server
-from haygraph.adapters.service.knowledge import LiveKnowledgeBase
+from haygraph.adapters.live_knowledge import LiveKnowledgeBase
+from haygraph.adapters.mcp.client import MCPToolset
+from haygraph.adapters.mcp.server import create_mcp_server
 from haygraph.adapters.tenancy import ScopedRetriever
 from haygraph.control.tools import ContractToolExecutor, ToolRegistry
 from haygraph.control.tools.types import ToolCall
@@ -82,7 +82,7 @@ class TestFreshRetriever:
 
 def _command() -> tuple[str, list[str]]:
     script = Path(sys.executable).with_name("haygraph")
-    return (str(script), []) if script.exists() else (sys.executable, ["-m", "haygraph.adapters.cli"])
+    return (str(script), []) if script.exists() else (sys.executable, ["-m", "haygraph.adapters.cli.main"])
 
 
 class TestServeMCPSubprocess:

@@ -19,14 +19,14 @@ from langchain_mcp_adapters.client import MultiServerMCPClient
 from mcp.server.fastmcp.exceptions import ToolError
 from pydantic import ValidationError
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from haygraph.adapters.mcp_client import (
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
+from haygraph.adapters.mcp.client import (
     MCPClientError,
     MCPToolset,
     args_model_from_schema,
 )
-from haygraph.adapters.mcp_server import contract_tools, create_mcp_server
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.mcp.server import contract_tools, create_mcp_server
 from haygraph.control.tools import ContractToolExecutor, ToolRegistry
 from haygraph.control.tools.types import ToolCall
 

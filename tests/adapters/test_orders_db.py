@@ -5,7 +5,7 @@ from datetime import date
 import pytest
 
 from haygraph.adapters.errors import UnusableDatabaseError
-from haygraph.adapters.orders_db import (
+from haygraph.adapters.examples.orders_db import (
     IdempotencyConflictError,
     OrderNotFoundError,
     OrdersDatabase,
@@ -112,7 +112,7 @@ class TestUnusableDatabaseFile:
         assert OrdersDatabase(path).order_ids()  # the fix works: a fresh demo database
 
     def test_garbage_file_is_one_cli_line(self, tmp_path, capsys):
-        from haygraph.adapters.cli import main
+        from haygraph.adapters.cli.main import main
         from haygraph.retrieval.config import RetrievalConfig
         from tests.retrieval.store_helpers import small_store
 

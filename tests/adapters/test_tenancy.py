@@ -14,10 +14,10 @@ import pytest
 from mcp.server.fastmcp.exceptions import ToolError
 
 from haygraph.adapters.errors import ScopeError
-from haygraph.adapters.example_tools import build_example_registry
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
-from haygraph.adapters.mcp_server import create_mcp_server
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.mcp.server import create_mcp_server
 from haygraph.adapters.tenancy import (
     ScopedRetriever,
     check_filters,

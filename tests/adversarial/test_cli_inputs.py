@@ -1,4 +1,4 @@
-"""Hostile command-line arguments, run in-process through `haygraph.adapters.cli.main(argv)`.
+"""Hostile command-line arguments, run in-process through `haygraph.adapters.cli.main.main(argv)`.
 
 Every run exits 0 with a correct result (`--tenant A` answers cite only A's chunks), or exits 1/2
 with exactly one `error: ...` line on stderr that is short and not "unexpected failure" — never a
@@ -21,7 +21,7 @@ from unittest.mock import patch
 
 import pytest
 
-from haygraph.adapters.cli import main
+from haygraph.adapters.cli.main import main
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
 from haygraph.retrieval.store import EmbeddedDocumentStore
 from tests.adapters.tenant_helpers import store_tenants
@@ -130,7 +130,7 @@ def test_hostile_argument(
 
 def _haygraph() -> list[str]:
     script = Path(sys.executable).with_name("haygraph")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "haygraph.adapters.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "haygraph.adapters.cli.main"]
 
 
 HOSTILE_STDIN = b"\xff\xfe\x00\x01\n" + "\u202eabc \u200b\n".encode() + b"\x1b[31m\nhello\n"

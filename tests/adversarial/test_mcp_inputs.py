@@ -15,8 +15,8 @@ import pytest
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 
-from haygraph.adapters.mcp_server import create_mcp_server
-from haygraph.adapters.service.knowledge import LiveKnowledgeBase
+from haygraph.adapters.live_knowledge import LiveKnowledgeBase
+from haygraph.adapters.mcp.server import create_mcp_server
 from haygraph.adapters.tenancy import ScopedRetriever
 from tests.adapters.tenant_helpers import store_tenants
 from tests.adversarial.conftest import Tally

@@ -35,11 +35,11 @@ import pytest
 from mcp.server.fastmcp.exceptions import ToolError
 
 from haygraph.adapters.agent import build_agent
-from haygraph.adapters.example_tools import build_example_registry
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
-from haygraph.adapters.mcp_server import create_mcp_server
-from haygraph.adapters.orders_db import OrdersDatabase
-from haygraph.adapters.service.knowledge import LiveKnowledgeBase
+from haygraph.adapters.live_knowledge import LiveKnowledgeBase
+from haygraph.adapters.mcp.server import create_mcp_server
 from haygraph.adapters.tenancy import ScopedRetriever, merge_filters
 from haygraph.control.tools import ContractToolExecutor
 from haygraph.control.tools.types import ToolCall

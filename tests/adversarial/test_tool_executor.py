@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.tenancy import ScopedRetriever
 from haygraph.control.tools import ContractToolExecutor
 from haygraph.control.tools.types import ToolCall

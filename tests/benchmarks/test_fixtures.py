@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks import fixtures
 from benchmarks.fixtures import CASES, HANDBOOK, example_agent, example_tools, load_cases
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 
 REPO = Path(__file__).resolve().parents[2]

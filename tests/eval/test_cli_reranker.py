@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from haygraph.adapters.cli import main
+from haygraph.adapters.cli.main import main
 from tests.eval.test_reranker_data import tiny_beir
 
 
@@ -27,7 +27,7 @@ def _one_error_line(err: str) -> str:
 
 class TestParser:
     def test_defaults(self):
-        from haygraph.adapters.cli import build_parser
+        from haygraph.adapters.cli.main import build_parser
 
         args = build_parser().parse_args(["train-reranker", "--dataset", "scifact", "--out", "m"])
         assert (args.split, args.epochs, args.negatives, args.depth, args.dev_fraction) == (
@@ -41,7 +41,7 @@ class TestParser:
 
     def test_flag_defaults_are_the_settings_defaults(self):
         # the flags repeat TrainSettings' defaults (registering imports nothing heavy): they must agree
-        from haygraph.adapters.cli import build_parser
+        from haygraph.adapters.cli.main import build_parser
         from haygraph.eval.cli_reranker import _settings
         from haygraph.eval.reranker_training import TrainSettings
 

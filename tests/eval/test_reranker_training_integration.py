@@ -48,7 +48,7 @@ def _slice(root: Path, n_queries: int = 8, n_other: int = 30) -> Path:
 
 @pytest.mark.skipif(not SCIFACT.is_dir(), reason="the shared SciFact dataset is not here")
 def test_train_a_few_steps_then_rerank_with_the_output(tmp_path, capsys, haygraph_cache_dir, monkeypatch):
-    from haygraph.adapters.cli import main
+    from haygraph.adapters.cli.main import main
     from haygraph.retrieval.config import RetrievalConfig
     from haygraph.retrieval.cross_encoder_ranker import MODEL_INFO_FILE
     from haygraph.retrieval.knowledge_base import KnowledgeBase

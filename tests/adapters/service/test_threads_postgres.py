@@ -38,7 +38,16 @@ def free_port() -> int:
 
 def start_server(store: Path, threads_db: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    cmd = [sys.executable, "-m", "haygraph.adapters.cli", "serve", "--store", str(store), "--port", str(port)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "haygraph.adapters.cli.main",
+        "serve",
+        "--store",
+        str(store),
+        "--port",
+        str(port),
+    ]
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -95,7 +104,7 @@ def test_thread_persisted_in_postgres_is_resumed_by_another_process(
 
 def test_unreachable_database_is_one_clear_error(tenant_store: Path, tmp_path: Path) -> None:
     port = free_port()  # nothing listens there
-    cmd = [sys.executable, "-m", "haygraph.adapters.cli", "serve", "--store", str(tenant_store)]
+    cmd = [sys.executable, "-m", "haygraph.adapters.cli.main", "serve", "--store", str(tenant_store)]
     done = subprocess.run(
         [*cmd, "--threads-db", f"postgresql://postgres@127.0.0.1:{port}/postgres"],
         capture_output=True,

@@ -142,8 +142,8 @@ class TestConfirmation:
 
     @staticmethod
     def paused(tmp_path: Any, saver: Any) -> tuple[TurnRequest, Any]:
-        from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-        from haygraph.adapters.orders_db import OrdersDatabase
+        from haygraph.adapters.examples.orders_db import OrdersDatabase
+        from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
         from haygraph.control.tools import ContractToolExecutor
         from tests.control.tool_helpers import ScriptedChatModel, call
 

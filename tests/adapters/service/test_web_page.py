@@ -455,7 +455,7 @@ class TestConfirmation:
         """An in-process server without API keys whose scripted model asks to open a ticket (twice)."""
         import shutil
 
-        from haygraph.adapters.orders_db import OrdersDatabase
+        from haygraph.adapters.examples.orders_db import OrdersDatabase
         from haygraph.adapters.service import HaygraphService, ServiceSettings
         from tests.adapters.service.server_helpers import running_server
         from tests.control.tool_helpers import ScriptedChatModel, call

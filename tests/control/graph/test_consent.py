@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.control.api import Agent
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Evidence

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, QueryOrderArgs, build_example_registry
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, QueryOrderArgs, build_example_registry
 from haygraph.control.api import run_turn
 from haygraph.control.errors import ConfigError, ContextError, ControlError, ModelOutputError
 from haygraph.control.graph import build_graph

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from haygraph.adapters.mcp_client import MCPToolset
+from haygraph.adapters.mcp.client import MCPToolset
 from haygraph.control.graph import build_graph
 from haygraph.control.graph.checkpointers import memory_checkpointer
 from haygraph.control.graph.context import Context

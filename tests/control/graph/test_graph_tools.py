@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
-from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.examples.orders_db import OrdersDatabase
+from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Evidence
 from haygraph.control.graph import build_graph

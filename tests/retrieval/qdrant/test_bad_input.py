@@ -24,7 +24,7 @@ from qdrant_client import QdrantClient
 from qdrant_client.http.exceptions import ResponseHandlingException
 
 from haygraph.adapters.agent import build_agent
-from haygraph.adapters.cli import main
+from haygraph.adapters.cli.main import main
 from haygraph.retrieval.config import RetrievalConfig
 from haygraph.retrieval.errors import StoreError
 from haygraph.retrieval.knowledge_base import KnowledgeBase

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from haygraph.adapters.cli import main
+from haygraph.adapters.cli.main import main
 from haygraph.retrieval.config import RetrievalConfig
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
 from haygraph.retrieval.errors import ConfigError

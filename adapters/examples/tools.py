@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from haygraph.adapters.example_models import (
+from haygraph.adapters.examples.models import (
     ORDER_ID_DIGITS,
     ORDER_ID_PATTERN,
     AddressChangeResult,
@@ -32,8 +32,8 @@ from haygraph.adapters.example_models import (
     UpdateShippingAddressArgs,
     WorkdaysResult,
 )
+from haygraph.adapters.examples.orders_db import OrdersDatabase, OrdersDatabaseError
 from haygraph.adapters.knowledge_hits import knowledge_hits
-from haygraph.adapters.orders_db import OrdersDatabase, OrdersDatabaseError
 from haygraph.control.evidence import Retriever
 from haygraph.control.texts import Bilingual
 from haygraph.control.tools import (

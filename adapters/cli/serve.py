@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from haygraph.adapters.cli_settings import add_settings_arguments, given_config, settings_layers
+from haygraph.adapters.cli.settings import add_settings_arguments, given_config, settings_layers
 
 
 def register(sub: Any) -> None:

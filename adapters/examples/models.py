@@ -1,4 +1,4 @@
-"""Argument and result models of the example tools (`haygraph.adapters.example_tools`).
+"""Argument and result models of the example tools (`haygraph.adapters.examples.tools`).
 
 Argument models forbid extra fields and describe every field for the model; the order number
 format is defined once here (`ORDER_ID_DIGITS`) and used by the argument models and by

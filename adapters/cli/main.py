@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from haygraph.adapters.cli_settings import (
+from haygraph.adapters.cli.settings import (
     add_settings_arguments,
     add_top_k_argument,
     describe_settings,
@@ -243,7 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_search)
 
-    from haygraph.adapters import cli_agent, cli_serve, cli_store
+    from haygraph.adapters.cli import agent as cli_agent
+    from haygraph.adapters.cli import serve as cli_serve
+    from haygraph.adapters.cli import store as cli_store
     from haygraph.eval import cli as eval_cli
     from haygraph.eval import cli_reranker
 

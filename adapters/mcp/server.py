@@ -10,7 +10,7 @@ Any MCP host can then search it and cite evidence ids. Tools:
   timed out and budgeted exactly as inside the graph, and a failed call is an MCP tool error.
 
 With `settings` (what `haygraph serve-mcp` passes: the store's query settings with ``--config`` /
-``--tuned`` over them, see `haygraph.adapters.cli_settings`), the resource ``haygraph://settings``
+``--tuned`` over them, see `haygraph.adapters.cli.settings`), the resource ``haygraph://settings``
 returns them as JSON, so a host can see which retrieval settings its searches run with.
 
 Tenancy: pass a `haygraph.adapters.tenancy.ScopedRetriever` bound to a tenant (what

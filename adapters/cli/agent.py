@@ -1,7 +1,7 @@
 """CLI commands that talk to the agent: `ask`, `chat`, `serve-mcp`, `demo`.
 
 `ask`, `chat` and `serve-mcp` run on the store's settings with `--config` / `--tuned` over them
-(`haygraph.adapters.cli_settings`); `--json` results carry the `settings` object that says which were used.
+(`haygraph.adapters.cli.settings`); `--json` results carry the `settings` object that says which were used.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any, cast
 
-from haygraph.adapters.cli_settings import (
+from haygraph.adapters.cli.settings import (
     Layer,
     add_settings_arguments,
     describe_settings,
@@ -253,8 +253,8 @@ def cmd_serve_mcp(args: argparse.Namespace) -> int:
     without a restart: `CURRENT` is checked at most every 2 s, on the next request. With --tenant, the
     server only ever shows that tenant's chunks.
     """
-    from haygraph.adapters.mcp_server import DEFAULT_TOP_K, contract_tools, create_mcp_server, run_stdio
-    from haygraph.adapters.service.knowledge import LiveKnowledgeBase
+    from haygraph.adapters.live_knowledge import LiveKnowledgeBase
+    from haygraph.adapters.mcp.server import DEFAULT_TOP_K, contract_tools, create_mcp_server, run_stdio
     from haygraph.adapters.tenancy import ScopedRetriever, check_tenant
 
     tenant = check_tenant(args.tenant, name="--tenant") if args.tenant is not None else None
@@ -270,8 +270,8 @@ def cmd_serve_mcp(args: argparse.Namespace) -> int:
     retriever = ScopedRetriever(live.fresh_retriever, tenant)
     tools = []
     if args.example_tools:
-        from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
-        from haygraph.adapters.orders_db import OrdersDatabase
+        from haygraph.adapters.examples.orders_db import OrdersDatabase
+        from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
         from haygraph.control.tools import ContractToolExecutor
 
         registry = build_example_registry(OrdersDatabase(Path(args.store) / "orders.sqlite"), retriever)
