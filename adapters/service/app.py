@@ -1,8 +1,9 @@
 """The FastAPI application: routes, API-key check, error shape, streaming responses.
 
 Every error is `{"error": {"type": ..., "message": ...}}` with its status code: 400 (invalid JSON or
-request), 401 (API key), 404 (route, thread, model), 413 (body too large), 422 (wrong types, missing
-or unknown fields), 503 (not ready), 504 (deadline). No stack trace ever reaches a client.
+request), 401 (API key), 404 (route, thread, model), 408 (body not received in time), 413 (body too
+large), 422 (wrong types, missing or unknown fields), 429 (overloaded or rate-limited, with
+`Retry-After`), 503 (not ready, shutting down), 504 (deadline). No stack trace ever reaches a client.
 OpenAPI docs are served at `/docs`.
 """
 
@@ -26,12 +27,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from haygraph.adapters.service import openai_chat
+from haygraph.adapters.service.admission import LoadControlMiddleware, RateLimitMiddleware
 from haygraph.adapters.service.errors import (
     AuthenticationError,
     BadRequestError,
     DeadlineExceededError,
     NotReadyError,
     ServiceError,
+    ShuttingDownError,
 )
 from haygraph.adapters.service.keys import Caller
 from haygraph.adapters.service.schemas import (
@@ -56,8 +59,10 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     for code, text in (
         (400, "Invalid JSON or request"),
         (401, "Missing or invalid API key"),
+        (408, "The request body was not received in time"),
         (422, "Wrong types, missing or unknown fields"),
-        (503, "Not ready"),
+        (429, "Overloaded or rate-limited: retry after the Retry-After header's seconds"),
+        (503, "Not ready or shutting down"),
         (504, "Deadline exceeded"),
     )
 }
@@ -192,6 +197,14 @@ def create_app(service: HaygraphService) -> FastAPI:
         lifespan=lifespan,
         responses=_ERRORS,
     )
+    settings = service.settings
+    app.add_middleware(
+        LoadControlMiddleware,
+        admission=service.admission,
+        body_timeout_s=settings.body_timeout_s,
+        send_timeout_s=settings.send_timeout_s,
+    )
+    app.add_middleware(RateLimitMiddleware, limiter=service.rate_limiter, stats=service.admission.stats)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=service.settings.max_body_bytes)
     app.add_middleware(ApiKeyMiddleware, service=service)  # added last = runs first
     _add_error_handlers(app)
@@ -207,6 +220,8 @@ def create_app(service: HaygraphService) -> FastAPI:
 
     @app.get("/readyz", tags=["health"], summary="Readiness: store loaded, model warm, threads open")
     async def readyz() -> dict[str, Any]:
+        if service.draining:
+            raise ShuttingDownError("the service is shutting down: send new requests elsewhere")
         ready()
         assert service.knowledge is not None
         snap = service.knowledge.current
@@ -219,6 +234,14 @@ def create_app(service: HaygraphService) -> FastAPI:
             or ("custom" if service.base_context and service.base_context.chat_model else "offline"),
             "threads": service.settings.threads_backend,
             "active_runs": service.runs.active,
+            "load": {
+                "in_flight": service.admission.stats.in_flight,
+                "max_in_flight": service.admission.max_in_flight,
+                "waiting": service.admission.stats.waiting,
+                "max_queue": service.admission.max_queue,
+                "rejected": service.admission.stats.rejected,
+                "rate_limited": service.admission.stats.rate_limited,
+            },
         }
 
     @app.get("/v1/models", tags=["openai"], summary="The one model served: haygraph")

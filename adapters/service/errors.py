@@ -61,3 +61,9 @@ class DeadlineExceededError(ServiceError):
 
     status_code = 504
     error_type = "deadline_exceeded"
+
+
+class ShuttingDownError(NotReadyError):
+    """The service is shutting down: draining (`/readyz`) or past its shutdown grace (a turn is stopped)."""
+
+    error_type = "shutting_down"

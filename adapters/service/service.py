@@ -20,6 +20,7 @@ from langgraph.types import Command
 
 from haygraph.adapters.example_tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.orders_db import OrdersDatabase
+from haygraph.adapters.service.admission import Admission, RateLimiter
 from haygraph.adapters.service.errors import ConflictError, NotFoundError, NotReadyError, ServiceConfigError
 from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_keys
 from haygraph.adapters.service.knowledge import LiveKnowledgeBase
@@ -49,6 +50,14 @@ class HaygraphService:
         """The same graph without a checkpointer (requests without a thread: nothing is stored)."""
         self.runs = RunCounter()
         """Graph runs in flight (a cancelled run counts until its task has actually ended)."""
+        self.admission = Admission(settings.in_flight_limit, settings.queue_limit, settings.queue_timeout_s)
+        """Slots for working requests and their bounded queue (see `admission`)."""
+        self.rate_limiter = RateLimiter()
+        """Per-key token buckets (`requests_per_minute` in the keys file)."""
+        self.draining = False
+        """Set on SIGTERM: `/readyz` answers 503 so a load balancer stops routing here (see `shutdown`)."""
+        self.stopping = asyncio.Event()
+        """Set when the shutdown grace has passed: running turns stop (503 / a final `error` event)."""
         self._model = model
         self._orders: OrdersDatabase | None = None
         self._executors: dict[tuple[str | None, tuple[str, ...]], ContractToolExecutor] = {}
@@ -126,6 +135,10 @@ class HaygraphService:
             await self._stack.aclose()
             self._stack = None
 
+    def stop_turns(self) -> None:
+        """End every running turn now (the shutdown grace has passed): asks get 503, streams a final event."""
+        self.stopping.set()
+
     # -- callers ---------------------------------------------------------------------------------
     def authenticate(self, authorization: str | None) -> Caller:
         """The caller behind an `Authorization` header (anyone, without `--api-keys`)."""
@@ -178,6 +191,7 @@ class HaygraphService:
             thread_key=key,
             timeout_s=self.settings.request_timeout_s,
             runs=self.runs,
+            stop=self.stopping,
         )
 
     async def confirmation(self, caller: Caller, thread_id: str, *, approve: bool) -> TurnRequest:
@@ -197,6 +211,7 @@ class HaygraphService:
             thread_key=key,
             timeout_s=self.settings.request_timeout_s,
             runs=self.runs,
+            stop=self.stopping,
         )
 
     async def thread(self, caller: Caller, thread_id: str) -> dict[str, Any]:

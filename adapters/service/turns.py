@@ -14,22 +14,24 @@ Streamed events (`TurnEvent.kind`):
   extractive answer in a few pieces (offline);
 - `result` — the verified result object (as `haygraph ask --json`); its `status` is `rejected` when
   the model's citations failed validation (the streamed text is then withdrawn);
-- `error` `{"error": {"type", "message"}}` — the deadline passed (the run is cancelled).
+- `error` `{"error": {"type", "message"}}` — the deadline passed (`deadline_exceeded`) or the service
+  is shutting down and its grace has passed (`shutting_down`); the run is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langgraph.types import Command
 
-from haygraph.adapters.service.errors import DeadlineExceededError
+from haygraph.adapters.service.errors import DeadlineExceededError, ServiceError, ShuttingDownError
 from haygraph.adapters.service.streaming import AnswerTokens, answer_pieces, closing_text
 from haygraph.control import Context, result_from_state
 
@@ -79,6 +81,8 @@ class TurnRequest:
     """The deadline of the run."""
     runs: RunCounter | None = field(default=None, compare=False)
     """The service's in-flight counter: entered when the run starts, left when it has ended."""
+    stop: asyncio.Event | None = field(default=None, compare=False)
+    """Set when the service stops running turns (shutdown grace over): the run is cancelled."""
 
     def run_kwargs(self, **extra: Any) -> dict[str, Any]:
         """Keyword arguments of `ainvoke` / `astream`."""
@@ -96,19 +100,53 @@ def failed_state() -> dict[str, Any]:
     return {"status": "degraded", "answer": FAILED_ANSWER, "path": []}
 
 
+def _deadline_error(request: TurnRequest) -> DeadlineExceededError:
+    return DeadlineExceededError(
+        f"the answer took longer than the {request.timeout_s:g} s deadline; the run was cancelled"
+    )
+
+
+SHUTDOWN_MESSAGE = "the service is shutting down; the run was stopped: retry on another instance"
+
+
+async def _first_of(work: Awaitable[Any], request: TurnRequest, timeout_s: float) -> Any:
+    """`work`'s result, or `DeadlineExceededError` / `ShuttingDownError` (then `work` is cancelled).
+
+    The latter when the service stops turns (shutdown grace over) before `work` ends.
+    """
+    run = asyncio.ensure_future(work)
+    stopper = asyncio.ensure_future(request.stop.wait()) if request.stop is not None else None
+    try:
+        waiting = {run} if stopper is None else {run, stopper}
+        done, _ = await asyncio.wait(waiting, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        if run in done:
+            return run.result()
+        raise ShuttingDownError(SHUTDOWN_MESSAGE) if stopper in done else _deadline_error(request)
+    finally:
+        if stopper is not None:
+            stopper.cancel()
+        if not run.done():
+            run.cancel()
+            with contextlib.suppress(BaseException):
+                await run
+
+
 async def ask_turn(request: TurnRequest) -> dict[str, Any]:
-    """Run the turn to the end; the result object, or `DeadlineExceededError` at the deadline."""
+    """Run the turn to the end; the result object, or `DeadlineExceededError` at the deadline.
+
+    `ShuttingDownError` when the service stops turns (shutdown grace over) first.
+    """
     start = time.perf_counter()
+    if request.stop is not None and request.stop.is_set():
+        raise ShuttingDownError(SHUTDOWN_MESSAGE)
     if request.runs is not None:
         request.runs.enter()
     try:
-        state = await asyncio.wait_for(
-            request.graph.ainvoke(request.inputs, **request.run_kwargs()), request.timeout_s
+        state = await _first_of(
+            request.graph.ainvoke(request.inputs, **request.run_kwargs()), request, request.timeout_s
         )
-    except TimeoutError as exc:
-        raise DeadlineExceededError(
-            f"the answer took longer than the {request.timeout_s:g} s deadline; the run was cancelled"
-        ) from exc
+    except ServiceError:
+        raise
     except Exception:
         logger.exception("graph run failed (thread %s)", request.thread_key)
         state = failed_state()
@@ -178,14 +216,9 @@ async def stream_turn(request: TurnRequest) -> AsyncIterator[TurnEvent]:
     try:
         while True:
             try:
-                event = await asyncio.wait_for(queue.get(), max(deadline - loop.time(), 0.0))
-            except TimeoutError:
-                message = (
-                    f"the answer took longer than the {request.timeout_s:g} s deadline; the run was cancelled"
-                )
-                yield TurnEvent(
-                    "error", {"error": {"type": DeadlineExceededError.error_type, "message": message}}
-                )
+                event = await _first_of(queue.get(), request, max(deadline - loop.time(), 0.0))
+            except ServiceError as exc:
+                yield TurnEvent("error", {"error": {"type": exc.error_type, "message": str(exc)}})
                 return
             if event is None:
                 return
