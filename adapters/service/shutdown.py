@@ -10,7 +10,8 @@ On SIGTERM (or Ctrl-C):
    deadline);
 3. when the grace has passed, running turns are stopped: an ask gets 503 `shutting_down`, a stream
    ends with a final `error` event of that type (chat completions: the error chunk, no `[DONE]`);
-4. the thread store is flushed and closed, and the process exits with status 0.
+4. the thread store is flushed and closed, and the process exits with status 0 — without waiting for
+   worker threads still blocked in a stopped turn's model call (they can no longer change anything).
 
 A second signal skips the waiting (uvicorn's force exit).
 """
@@ -19,7 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import socket
+import sys
 import time
 from types import FrameType
 
@@ -57,6 +61,16 @@ class GracefulServer(uvicorn.Server):
             delay,
             self.service.settings.grace_s,
         )
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serve; after a shutdown that stopped turns, exit at once (see the module docstring)."""
+        await super().serve(sockets)
+        if self.service.stopping.is_set() or self.force_exit:
+            logger.warning("shut down; not waiting for worker threads of stopped turns")
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
 
     async def on_tick(self, counter: int) -> bool:
         """Close the port once the drain delay has passed; arm the grace timer that stops turns."""
