@@ -62,7 +62,8 @@ def register(sub: Any) -> None:
         "--body-timeout",
         type=float,
         default=10.0,
-        help="deadline for a request body, then 408 (default 10 s)",
+        help="deadline for a request's headers (then the connection closes) and for its body (then 408); "
+        "default 10 s",
     )
     load.add_argument(
         "--send-timeout",

@@ -86,7 +86,8 @@ class ServiceSettings:
     """Longest wait in the queue; a request still waiting then gets 429 `overloaded`."""
 
     body_timeout_s: float = 10.0
-    """Deadline for receiving a request body in full (408 `request_timeout` after it)."""
+    """Deadline for receiving a request's line and headers (the connection is closed after it) and,
+    separately, its body (408 `request_timeout` after it)."""
 
     send_timeout_s: float = 30.0
     """Deadline for the client to take one response write (a stream it does not read is aborted)."""

@@ -29,6 +29,7 @@ from types import FrameType
 
 import uvicorn
 
+from haygraph.adapters.service.connections import header_deadline_protocol
 from haygraph.adapters.service.service import HaygraphService
 
 logger = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ class GracefulServer(uvicorn.Server):
 
 
 def server_config(app: object, service: HaygraphService, *, log_level: str = "warning") -> uvicorn.Config:
-    """The uvicorn settings of the service: keep-alive and graceful-shutdown bounds from its settings."""
+    """The uvicorn settings of the service: keep-alive, header and graceful-shutdown bounds."""
     s = service.settings
     return uvicorn.Config(
         app,  # type: ignore[arg-type]
@@ -92,4 +93,5 @@ def server_config(app: object, service: HaygraphService, *, log_level: str = "wa
         timeout_keep_alive=5,  # an idle keep-alive connection is closed after 5 s
         timeout_graceful_shutdown=int(s.grace_s + UVICORN_MARGIN_S),
         h11_max_incomplete_event_size=64 * 1024,  # request line + headers
+        http=header_deadline_protocol(s.body_timeout_s),  # headers within --body-timeout too
     )
