@@ -192,6 +192,7 @@ class HaygraphService:
             timeout_s=self.settings.request_timeout_s,
             runs=self.runs,
             stop=self.stopping,
+            fallback_graph=self.stateless_graph,
         )
 
     async def confirmation(self, caller: Caller, thread_id: str, *, approve: bool) -> TurnRequest:

@@ -13,7 +13,8 @@ Streamed events (`TurnEvent.kind`):
 - `token` `{"text": "..."}` — answer text: a model's tokens as they are generated, or the finished
   extractive answer in a few pieces (offline);
 - `result` — the verified result object (as `haygraph ask --json`); its `status` is `rejected` when
-  the model's citations failed validation (the streamed text is then withdrawn);
+  the model's citations failed validation (the streamed text is then withdrawn), `degraded` with a
+  `threads unavailable` note when the threads database failed and the turn was answered without it;
 - `error` `{"error": {"type", "message"}}` — the deadline passed (`deadline_exceeded`) or the service
   is shutting down and its grace has passed (`shutting_down`); the run is cancelled.
 """
@@ -33,6 +34,7 @@ from langgraph.types import Command
 
 from haygraph.adapters.service.errors import DeadlineExceededError, ServiceError, ShuttingDownError
 from haygraph.adapters.service.streaming import AnswerTokens, answer_pieces, closing_text
+from haygraph.adapters.service.threads import is_threads_error
 from haygraph.control import Context, result_from_state
 
 logger = logging.getLogger(__name__)
@@ -83,6 +85,8 @@ class TurnRequest:
     """The service's in-flight counter: entered when the run starts, left when it has ended."""
     stop: asyncio.Event | None = field(default=None, compare=False)
     """Set when the service stops running turns (shutdown grace over): the run is cancelled."""
+    fallback_graph: Any = field(default=None, compare=False)
+    """The graph without a checkpointer, for answering a thread turn when the threads database fails."""
 
     def run_kwargs(self, **extra: Any) -> dict[str, Any]:
         """Keyword arguments of `ainvoke` / `astream`."""
@@ -93,6 +97,35 @@ class TurnRequest:
             "durability": "exit" if self.thread_key else None,
             **extra,
         }
+
+
+THREADS_UNAVAILABLE = (
+    "threads unavailable ({error}): answered without the conversation's history; this turn was not saved"
+)
+
+
+def _can_fall_back(request: TurnRequest, exc: BaseException) -> bool:
+    return (
+        request.thread_key is not None
+        and request.fallback_graph is not None
+        and isinstance(request.inputs, dict)
+        and is_threads_error(exc)
+    )
+
+
+async def _without_thread(request: TurnRequest, exc: BaseException, timeout_s: float) -> dict[str, Any]:
+    """Answer the turn on the graph without a checkpointer; the state, marked degraded with a note."""
+    error = " ".join(f"{type(exc).__name__}: {exc}".split())[:160]
+    logger.warning("threads database failed (thread %s): %s; answering without it", request.thread_key, error)
+    inputs = {"question": request.inputs["question"]} if isinstance(request.inputs, dict) else {}
+    state = dict(
+        await _first_of(
+            request.fallback_graph.ainvoke(inputs, context=request.context, config={}), request, timeout_s
+        )
+    )
+    state["status"] = "degraded"
+    state["notes"] = [*(state.get("notes") or []), THREADS_UNAVAILABLE.format(error=error)]
+    return state
 
 
 def failed_state() -> dict[str, Any]:
@@ -142,9 +175,15 @@ async def ask_turn(request: TurnRequest) -> dict[str, Any]:
     if request.runs is not None:
         request.runs.enter()
     try:
-        state = await _first_of(
-            request.graph.ainvoke(request.inputs, **request.run_kwargs()), request, request.timeout_s
-        )
+        try:
+            state = await _first_of(
+                request.graph.ainvoke(request.inputs, **request.run_kwargs()), request, request.timeout_s
+            )
+        except Exception as exc:
+            if isinstance(exc, ServiceError) or not _can_fall_back(request, exc):
+                raise
+            left = request.timeout_s - (time.perf_counter() - start)
+            state = await _without_thread(request, exc, left)
     except ServiceError:
         raise
     except Exception:
@@ -181,9 +220,17 @@ async def _run_events(request: TurnRequest) -> AsyncIterator[TurnEvent]:
                         yield TurnEvent("token", {"text": delta})
                 elif mode == "values":
                     final = dict(payload)
-    except Exception:
-        logger.exception("graph run failed (thread %s)", request.thread_key)
-        final = failed_state()
+    except Exception as exc:
+        final = None
+        if _can_fall_back(request, exc):
+            left = request.timeout_s - (time.perf_counter() - start)
+            try:
+                final = await _without_thread(request, exc, left)
+            except Exception:
+                logger.exception("graph run without the thread failed (thread %s)", request.thread_key)
+        else:
+            logger.exception("graph run failed (thread %s)", request.thread_key)
+        final = final or failed_state()
     result = result_from_state(final or failed_state(), (time.perf_counter() - start) * 1000.0)
     rest = closing_text(tokens.text, result["answer"]) if result["status"] != "rejected" else ""
     for piece in answer_pieces(rest):
