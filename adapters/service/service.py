@@ -158,11 +158,13 @@ class HaygraphService:
         """The per-request `Context`: tenant-scoped retriever, the request's filters, the caller's tools."""
         if not self.ready or self.base_context is None or self.knowledge is None:
             raise NotReadyError("the service is not ready: the store or the model is still loading")
-        retriever = ScopedRetriever(self.knowledge.retriever, caller.tenant)
-        executor = self._executor(caller, retriever)
+        # The turn keeps the store version it started on (a reload swaps it for the next turns only);
+        # the cached tool executors follow the current version.
+        pinned = ScopedRetriever(self.knowledge.current.retriever, caller.tenant)
+        executor = self._executor(caller, ScopedRetriever(self.knowledge.retriever, caller.tenant))
         return dataclasses.replace(
             self.base_context,
-            retriever=retriever,
+            retriever=pinned,
             filters=filters,
             tool_executor=executor,
             tool_registry=executor.registry if executor else None,

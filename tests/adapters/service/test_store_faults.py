@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 import time
@@ -127,3 +128,20 @@ def test_qdrant_local_directory_that_disappears_keeps_serving(tenant_store: Path
             assert answer.status_code == 200 and answer.json()["status"] == "completed"
     finally:
         connection.close_clients()
+
+
+def test_a_turn_keeps_the_store_version_it_started_on(tenant_store: Path, tmp_path: Path) -> None:
+    from haygraph.adapters.service.keys import ANONYMOUS
+
+    store = tmp_path / "store"
+    shutil.copytree(tenant_store, store)
+    service = HaygraphService(ServiceSettings(store_dir=store, reload_interval_s=0))
+    asyncio.run(service.start())  # loads the store, compiles the graphs
+    assert service.knowledge is not None
+    started = service.context_for(ANONYMOUS, None).retriever
+    KnowledgeBase.open(store).index_documents([EXTRA])
+    assert service.knowledge.reload_if_changed()
+    query = "Initech per diem francs"
+    assert "initech-travel.md" not in [e.source for e in started.retrieve(query, top_k=5)]  # old version
+    fresh = service.context_for(ANONYMOUS, None).retriever
+    assert fresh.retrieve(query, top_k=5)[0].source == "initech-travel.md"  # new turns: new version
