@@ -221,8 +221,8 @@ class LoadControlMiddleware:
             try:
                 await asyncio.wait_for(send(message), timeout)
             except TimeoutError as exc:
-                message = f"the client did not read the response within {timeout:g} s"
-                raise ClientTooSlowError(message) from exc
+                reason = f"the client did not read the response within {timeout:g} s"
+                raise ClientTooSlowError(reason) from exc
 
         return deadline_send
 

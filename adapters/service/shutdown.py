@@ -55,7 +55,7 @@ class GracefulServer(uvicorn.Server):
         self.service.draining = True
         delay = self.service.settings.drain_delay_s
         self._close_at = time.monotonic() + delay
-        name = signal.Signals(sig).name if sig in iter(signal.Signals) else str(sig)
+        name = signal.Signals(sig).name if sig in set(signal.Signals) else str(sig)
         logger.warning(
             "%s: draining — /readyz is 503 now, the port closes in %g s, in-flight requests then have %g s",
             name,

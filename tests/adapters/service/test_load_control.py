@@ -149,3 +149,59 @@ class TestOverloadOnTheServer:
             httpx.post(f"{busy_server}/v1/search", json={"query": "per diem"}, headers=other).status_code
             == 200
         )
+
+
+class TestLoadControlMiddleware:
+    """The middleware on plain ASGI callables: the send deadline and the slot given back."""
+
+    @staticmethod
+    def scope() -> dict[str, object]:
+        return {"type": "http", "method": "POST", "path": "/v1/ask", "headers": []}
+
+    def test_a_client_that_does_not_read_releases_the_slot(self) -> None:
+        from haygraph.adapters.service.admission import LoadControlMiddleware
+
+        async def app(scope: object, receive: object, send: object) -> None:
+            await send({"type": "http.response.start", "status": 200, "headers": []})  # type: ignore[operator]
+            await send({"type": "http.response.body", "body": b"x", "more_body": True})  # type: ignore[operator]
+
+        async def receive() -> dict[str, object]:
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def stuck_send(message: object) -> None:
+            await asyncio.Event().wait()  # the client never takes the bytes
+
+        async def scenario() -> tuple[float, int]:
+            admission = Admission(max_in_flight=1, max_queue=0, queue_timeout_s=1.0)
+            middleware = LoadControlMiddleware(app, admission, body_timeout_s=1.0, send_timeout_s=0.2)
+            start = time.monotonic()
+            await middleware(self.scope(), receive, stuck_send)
+            return time.monotonic() - start, admission.stats.in_flight
+
+        elapsed, in_flight = asyncio.run(scenario())
+        assert 0.2 <= elapsed < 1.0 and in_flight == 0
+
+    def test_a_body_that_never_ends_gets_408_without_a_slot(self) -> None:
+        from haygraph.adapters.service.admission import LoadControlMiddleware
+
+        sent: list[dict[str, object]] = []
+
+        async def app(scope: object, receive: object, send: object) -> None:
+            raise AssertionError("the app must not run")
+
+        async def receive() -> dict[str, object]:
+            await asyncio.sleep(0.05)
+            return {"type": "http.request", "body": b"x", "more_body": True}  # one byte, forever
+
+        async def send(message: dict[str, object]) -> None:
+            sent.append(message)
+
+        async def scenario() -> Admission:
+            admission = Admission(max_in_flight=1, max_queue=0, queue_timeout_s=1.0)
+            middleware = LoadControlMiddleware(app, admission, body_timeout_s=0.3, send_timeout_s=1.0)
+            await middleware(self.scope(), receive, send)  # type: ignore[arg-type]
+            return admission
+
+        admission = asyncio.run(scenario())
+        assert sent[0]["status"] == 408 and b"request_timeout" in sent[1]["body"]  # type: ignore[operator]
+        assert admission.stats.in_flight == 0 and admission._slots is None  # no slot was ever taken
