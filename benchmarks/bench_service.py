@@ -10,7 +10,8 @@ process (model and store loaded per call), which is what the service saves.
 
 `--knee` measures overload instead: for each of `--levels` (default 1, 8, 32, 128) concurrent clients
 asking for `--seconds` each, throughput of answers, latency p50/p95/p99 of the 200s, the share of 429s
-and their latency p99 (a client waits 0.2 s after a 429, then asks again). Server flags after `--`
+and their latency p99 (a client waits `--backoff` seconds after a 429, default 0.2, or what the
+`Retry-After` header says with `--backoff retry-after`, then asks again). Server flags after `--`
 (e.g. `-- --max-in-flight 4 --max-queue 32`) are passed to `haygraph serve`.
 
 Traffic goes only to the server this script starts on 127.0.0.1; the loops are bounded.
@@ -180,7 +181,7 @@ class RawHttpClient:
             self._writer = None
 
 
-async def _knee_level(port: int, clients: int, seconds: float) -> dict[str, Any]:
+async def _knee_level(port: int, clients: int, seconds: float, backoff: str = "0.2") -> dict[str, Any]:
     """`clients` concurrent asyncio clients asking for `seconds`; answers, 429s and their latencies."""
     ok_ms: list[float] = []
     shed_ms: list[float] = []
@@ -195,8 +196,10 @@ async def _knee_level(port: int, clients: int, seconds: float) -> dict[str, Any]
                 question = QUESTIONS[(index + n) % len(QUESTIONS)]
                 n += 1
                 start = time.perf_counter()
+                retry_after = "1"
                 try:
-                    code = str((await http.post_json("/v1/ask", {"question": question}))[0])
+                    status, headers, _ = await http.post_json("/v1/ask", {"question": question})
+                    code, retry_after = str(status), headers.get("retry-after", "1")
                 except (OSError, asyncio.IncompleteReadError) as exc:
                     code = type(exc).__name__
                     http.close()
@@ -205,7 +208,7 @@ async def _knee_level(port: int, clients: int, seconds: float) -> dict[str, Any]
                     ok_ms.append(elapsed)
                 elif code == "429":
                     shed_ms.append(elapsed)
-                    await asyncio.sleep(0.2)
+                    await asyncio.sleep(float(retry_after if backoff == "retry-after" else backoff))
                 else:
                     other[code] = other.get(code, 0) + 1
         finally:
@@ -230,9 +233,9 @@ async def _knee_level(port: int, clients: int, seconds: float) -> dict[str, Any]
     }
 
 
-def knee(port: int, levels: list[int], seconds: float) -> list[dict[str, Any]]:
+def knee(port: int, levels: list[int], seconds: float, backoff: str = "0.2") -> list[dict[str, Any]]:
     """Run `_knee_level` for each concurrency level in turn."""
-    return [asyncio.run(_knee_level(port, clients, seconds)) for clients in levels]
+    return [asyncio.run(_knee_level(port, clients, seconds, backoff)) for clients in levels]
 
 
 def print_knee(rows: list[dict[str, Any]], out: Any) -> None:
@@ -283,6 +286,9 @@ def main() -> None:
     parser.add_argument("--knee", action="store_true", help="measure overload at --levels clients")
     parser.add_argument("--levels", default="1,8,32,128", help="concurrency levels of --knee")
     parser.add_argument("--seconds", type=float, default=20.0, help="seconds per --knee level")
+    parser.add_argument(
+        "--backoff", default="0.2", help="seconds a --knee client waits after a 429, or 'retry-after'"
+    )
     parser.add_argument("serve_args", nargs="*", help="extra `haygraph serve` flags (after --)")
     args = parser.parse_args()
     os.environ.update(OFFLINE_ENV)
@@ -329,13 +335,14 @@ def main_knee(args: argparse.Namespace) -> None:
             url = f"http://127.0.0.1:{port}"
             run_clients(url, 2, 2)  # warm the first code paths
             limits = httpx.get(f"{url}/readyz", timeout=10).json()["load"]
-            rows = knee(port, levels, args.seconds)
+            rows = knee(port, levels, args.seconds, args.backoff)
         finally:
             server.terminate()
             server.wait(timeout=60)
     sys.stdout.write(
         f"haygraph serve {' '.join(args.serve_args)}: {limits['max_in_flight']} in flight, "
-        f"{limits['max_queue']} queued; {args.seconds:g} s per level, POST /v1/ask, offline mode\n"
+        f"{limits['max_queue']} queued; {args.seconds:g} s per level, POST /v1/ask, offline mode; "
+        f"after a 429 a client waits {args.backoff}\n"
     )
     print_knee(rows, sys.stdout)
     if args.out:

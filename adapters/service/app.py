@@ -35,6 +35,7 @@ from haygraph.adapters.service.errors import (
     NotReadyError,
     ServiceError,
     ShuttingDownError,
+    ThreadsUnavailableError,
 )
 from haygraph.adapters.service.keys import Caller
 from haygraph.adapters.service.schemas import (
@@ -49,7 +50,6 @@ from haygraph.adapters.service.schemas import (
 )
 from haygraph.adapters.service.service import HaygraphService
 from haygraph.adapters.service.tenancy import check_filters, merge_filters
-from haygraph.adapters.service.threads import is_threads_error
 from haygraph.adapters.service.turns import ask_turn, stream_turn
 
 logger = logging.getLogger(__name__)
@@ -86,7 +86,11 @@ def error_response(
 
 
 def _service_error(exc: ServiceError) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthenticationError) else None
+    headers: dict[str, str] | None = None
+    if isinstance(exc, AuthenticationError):
+        headers = {"WWW-Authenticate": "Bearer"}
+    elif isinstance(exc, ThreadsUnavailableError):
+        headers = {"Retry-After": "5"}
     return error_response(exc.status_code, exc.error_type, str(exc), headers)
 
 
@@ -399,15 +403,6 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
-        if is_threads_error(exc):  # a thread read or confirmation while the threads database fails
-            logger.warning("threads database failed on %s %s: %s", request.method, request.url.path, exc)
-            return error_response(
-                503,
-                "threads_unavailable",
-                "the threads database is unavailable right now; retry shortly (asks without "
-                "thread_id are not affected)",
-                {"Retry-After": "5"},
-            )
         logger.error("unexpected failure on %s %s", request.method, request.url.path, exc_info=exc)
         return error_response(
             500, "internal_error", f"unexpected failure ({type(exc).__name__}); see the server log"

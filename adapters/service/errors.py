@@ -67,3 +67,10 @@ class ShuttingDownError(NotReadyError):
     """The service is shutting down: draining (`/readyz`) or past its shutdown grace (a turn is stopped)."""
 
     error_type = "shutting_down"
+
+
+class ThreadsUnavailableError(ServiceError):
+    """The threads database failed (down, restarting, locked); answered with `Retry-After`."""
+
+    status_code = 503
+    error_type = "threads_unavailable"

@@ -26,7 +26,7 @@ from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_
 from haygraph.adapters.service.knowledge import LiveKnowledgeBase
 from haygraph.adapters.service.settings import ServiceSettings
 from haygraph.adapters.service.tenancy import ScopedRetriever, thread_key
-from haygraph.adapters.service.threads import describe_threads_db, open_checkpointer
+from haygraph.adapters.service.threads import describe_threads_db, open_checkpointer, threads_unavailable
 from haygraph.adapters.service.turns import RunCounter, TurnRequest
 from haygraph.control import Context, build_graph, result_from_state
 from haygraph.control.api import pending_confirmation
@@ -204,7 +204,8 @@ class HaygraphService:
         """
         key = thread_key(caller.tenant, thread_id)
         context = self.context_for(caller, None)
-        snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
+        with threads_unavailable():
+            snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
         if not pending_confirmation({"__interrupt__": snapshot.interrupts}):
             raise ConflictError(f"thread {thread_id!r} has no tool call waiting for confirmation")
         return TurnRequest(
@@ -222,7 +223,8 @@ class HaygraphService:
         key = thread_key(caller.tenant, thread_id)
         if not self.ready:
             raise NotReadyError("the service is not ready")
-        snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
+        with threads_unavailable():
+            snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
         values = dict(snapshot.values or {})
         if not values.get("turn"):  # no completed turn (a cancelled first turn leaves only its input)
             raise NotFoundError(f"thread {thread_id!r} does not exist")

@@ -15,14 +15,14 @@ is 503 `threads_unavailable`. The PostgreSQL pool checks each connection before 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from haygraph.adapters.service.errors import ServiceConfigError
+from haygraph.adapters.service.errors import ServiceConfigError, ThreadsUnavailableError
 from haygraph.control import memory_checkpointer
 from haygraph.control.graph.checkpointers import state_serializer
 
@@ -86,6 +86,21 @@ def check_threads_db(threads_db: str | None) -> None:
     parent = Path(threads_db).expanduser().resolve().parent
     if not parent.is_dir():
         raise ServiceConfigError(f"--threads-db: directory {str(parent)!r} does not exist")
+
+
+@contextmanager
+def threads_unavailable() -> Iterator[None]:
+    """Turn a threads-database failure inside the block into `ThreadsUnavailableError` (503)."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_threads_error(exc):
+            raise
+        logger.warning("threads database failed: %s", " ".join(f"{type(exc).__name__}: {exc}".split()))
+        raise ThreadsUnavailableError(
+            "the threads database is unavailable right now; retry shortly (asks without thread_id are "
+            "not affected)"
+        ) from exc
 
 
 @asynccontextmanager
