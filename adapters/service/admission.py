@@ -23,13 +23,13 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from haygraph.adapters.service.errors import error_response
 from haygraph.adapters.service.keys import Caller
 
 logger = logging.getLogger(__name__)
@@ -37,12 +37,9 @@ logger = logging.getLogger(__name__)
 _LIMITED_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def _error(
-    status: int, error_type: str, message: str, headers: Mapping[str, str] | None = None
-) -> JSONResponse:
-    return JSONResponse(
-        {"error": {"type": error_type, "message": message}}, status_code=status, headers=headers
-    )
+def too_many(error_type: str, what: str, retry_s: int) -> JSONResponse:
+    """A 429 in the error shape with `Retry-After: retry_s`."""
+    return error_response(429, error_type, f"{what}; retry in {retry_s} s", {"Retry-After": str(retry_s)})
 
 
 def is_work(scope: Scope) -> bool:
@@ -144,12 +141,10 @@ class RateLimitMiddleware:
             wait_s = self.limiter.take(caller.key_id, caller.requests_per_minute)
             if wait_s > 0:
                 self.stats.rate_limited += 1
-                retry = max(1, math.ceil(wait_s))
-                message = (
-                    f"rate limit of {caller.requests_per_minute} requests per minute for this API key "
-                    f"reached; retry in {retry} s"
+                what = (
+                    f"rate limit of {caller.requests_per_minute} requests per minute for this API key reached"
                 )
-                await _error(429, "rate_limited", message, {"Retry-After": str(retry)})(scope, receive, send)
+                await too_many("rate_limited", what, max(1, math.ceil(wait_s)))(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -191,20 +186,21 @@ class LoadControlMiddleware:
             messages = await asyncio.wait_for(self._read_body(receive), self.body_timeout_s)
         except TimeoutError:
             message = f"the request body was not received within {self.body_timeout_s:g} s"
-            await _error(408, "request_timeout", message, {"Connection": "close"})(scope, receive, send)
+            await error_response(408, "request_timeout", message, {"Connection": "close"})(
+                scope, receive, send
+            )
             return
         except StarletteHTTPException as exc:  # the body size limit, raised while counting
-            await _error(exc.status_code, "request_too_large", str(exc.detail))(scope, receive, send)
+            await error_response(exc.status_code, "request_too_large", str(exc.detail))(scope, receive, send)
             return
         if any(m["type"] == "http.disconnect" for m in messages):
             return  # the client left while sending: nothing to answer
         if not await self.admission.acquire():
-            retry = self.admission.retry_after_s()
-            message = (
+            what = (
                 f"the service is at capacity ({self.admission.max_in_flight} requests in flight, "
-                f"{self.admission.max_queue} waiting); retry in {retry} s"
+                f"{self.admission.max_queue} waiting)"
             )
-            await _error(429, "overloaded", message, {"Retry-After": str(retry)})(scope, receive, send)
+            await too_many("overloaded", what, self.admission.retry_after_s())(scope, receive, send)
             return
         start = time.monotonic()
         try:

@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -36,6 +36,7 @@ from haygraph.adapters.service.errors import (
     ServiceError,
     ShuttingDownError,
     ThreadsUnavailableError,
+    error_response,
 )
 from haygraph.adapters.service.keys import Caller
 from haygraph.adapters.service.schemas import (
@@ -74,15 +75,6 @@ _SSE_DOC: dict[int | str, dict[str, Any]] = {
         "description": "Server-sent events",
     }
 }
-
-
-def error_response(
-    status: int, error_type: str, message: str, headers: Mapping[str, str] | None = None
-) -> JSONResponse:
-    """A response in the error shape."""
-    return JSONResponse(
-        {"error": {"type": error_type, "message": message}}, status_code=status, headers=headers
-    )
 
 
 def _service_error(exc: ServiceError) -> JSONResponse:

@@ -90,6 +90,16 @@ def running_server(service: HaygraphService) -> Iterator[str]:
         thread.join(timeout=30)
 
 
+def wait_for(predicate: Any, timeout_s: float = 10.0) -> bool:
+    """Poll `predicate()` every 50 ms until it holds (True) or `timeout_s` passes (False)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def parse_sse(text: str) -> list[tuple[str | None, Any]]:
     """(event name, JSON data or the raw string) for each event of an SSE body."""
     events: list[tuple[str | None, Any]] = []

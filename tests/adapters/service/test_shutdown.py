@@ -11,20 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.adapters.service.server_helpers import parse_sse, serve_process
+from tests.adapters.service.server_helpers import parse_sse, serve_process, wait_for
 
 pytestmark = pytest.mark.integration
 
 QUESTION = "What is the Acme per diem for business travel?"
-
-
-def wait_for(predicate: Any, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def active_runs(url: str) -> int:

@@ -16,7 +16,7 @@ from haystack import Document
 from haygraph.adapters.service import HaygraphService, ServiceSettings
 from haygraph.retrieval import KnowledgeBase
 from haygraph.retrieval.errors import StoreError
-from tests.adapters.service.server_helpers import running_server
+from tests.adapters.service.server_helpers import running_server, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -49,15 +49,6 @@ def fill(disk: Path, leave_bytes: int) -> Path:
     with filler.open("wb") as handle:
         handle.write(b"\0" * max(free - leave_bytes, 0))
     return filler
-
-
-def wait_for(predicate: object, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def search_sources(url: str, query: str) -> list[str]:
