@@ -92,6 +92,5 @@ def server_config(app: object, service: HaygraphService, *, log_level: str = "wa
         access_log=False,
         timeout_keep_alive=5,  # an idle keep-alive connection is closed after 5 s
         timeout_graceful_shutdown=int(s.grace_s + UVICORN_MARGIN_S),
-        h11_max_incomplete_event_size=64 * 1024,  # request line + headers
         http=header_deadline_protocol(s.body_timeout_s),  # headers within --body-timeout too
     )
