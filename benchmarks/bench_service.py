@@ -8,12 +8,19 @@ process (model and store loaded per call), which is what the service saves.
 
     python benchmarks/bench_service.py [--store DIR] [--clients 8] [--asks 50] [--out result.json]
 
+`--knee` measures overload instead: for each of `--levels` (default 1, 8, 32, 128) concurrent clients
+asking for `--seconds` each, throughput of answers, latency p50/p95/p99 of the 200s, the share of 429s
+and their latency p99 (a client waits `--backoff` seconds after a 429, default 0.2, or what the
+`Retry-After` header says with `--backoff retry-after`, then asks again). Server flags after `--`
+(e.g. `-- --max-in-flight 4 --max-queue 32`) are passed to `haygraph serve`.
+
 Traffic goes only to the server this script starts on 127.0.0.1; the loops are bounded.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import socket
@@ -57,7 +64,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(store: Path, port: int) -> tuple[subprocess.Popen[bytes], float]:
+def start_server(
+    store: Path, port: int, extra: list[str] | None = None
+) -> tuple[subprocess.Popen[bytes], float]:
     """Start `haygraph serve` and wait until /readyz answers; returns the process and its start-up seconds."""
     start = time.perf_counter()
     cmd = [
@@ -70,6 +79,7 @@ def start_server(store: Path, port: int) -> tuple[subprocess.Popen[bytes], float
         "--port",
         str(port),
     ]
+    cmd += extra or []
     proc = subprocess.Popen(cmd, env={**os.environ, **OFFLINE_ENV}, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -135,6 +145,120 @@ def run_clients(url: str, clients: int, asks: int) -> dict[str, Any]:
     }
 
 
+def _pct(values: list[float], q: float) -> float | None:
+    return round(float(np.percentile(np.asarray(values), q)), 1) if values else None
+
+
+class RawHttpClient:
+    """One keep-alive HTTP/1.1 connection speaking just enough HTTP for JSON requests.
+
+    httpx's async client spends milliseconds of CPU per request once it holds ~100 connections (here
+    /healthz at 128 clients: 368 requests in 5 s against 10,784 for this client), which would measure
+    the client, not the service.
+    """
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def post_json(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        """Send one POST; (status, lower-cased headers, body). Reconnects when the server closed."""
+        if self._writer is None or self._writer.is_closing():
+            self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port)
+        assert self._reader is not None
+        data = json.dumps(body).encode()
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n"
+        )
+        self._writer.write(head.encode() + data)
+        await self._writer.drain()
+        raw_head = await self._reader.readuntil(b"\r\n\r\n")
+        lines = raw_head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:] if h)}
+        payload = await self._reader.readexactly(int(headers.get("content-length", "0")))
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return status, headers, payload
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+async def _knee_level(port: int, clients: int, seconds: float, backoff: str = "0.2") -> dict[str, Any]:
+    """`clients` concurrent asyncio clients asking for `seconds`; answers, 429s and their latencies."""
+    ok_ms: list[float] = []
+    shed_ms: list[float] = []
+    other: dict[str, int] = {}
+    stop_at = time.perf_counter() + seconds
+
+    async def client(index: int) -> None:
+        http = RawHttpClient(port)
+        n = 0
+        try:
+            while time.perf_counter() < stop_at:
+                question = QUESTIONS[(index + n) % len(QUESTIONS)]
+                n += 1
+                start = time.perf_counter()
+                retry_after = "1"
+                try:
+                    status, headers, _ = await http.post_json("/v1/ask", {"question": question})
+                    code, retry_after = str(status), headers.get("retry-after", "1")
+                except (OSError, asyncio.IncompleteReadError) as exc:
+                    code = type(exc).__name__
+                    http.close()
+                elapsed = (time.perf_counter() - start) * 1000.0
+                if code == "200":
+                    ok_ms.append(elapsed)
+                elif code == "429":
+                    shed_ms.append(elapsed)
+                    await asyncio.sleep(float(retry_after if backoff == "retry-after" else backoff))
+                else:
+                    other[code] = other.get(code, 0) + 1
+        finally:
+            http.close()
+
+    wall = time.perf_counter()
+    await asyncio.gather(*(client(i) for i in range(clients)))
+    wall = time.perf_counter() - wall
+    total = len(ok_ms) + len(shed_ms) + sum(other.values())
+    return {
+        "clients": clients,
+        "requests": total,
+        "answered": len(ok_ms),
+        "answers_per_s": round(len(ok_ms) / wall, 1),
+        "p50_ms": _pct(ok_ms, 50),
+        "p95_ms": _pct(ok_ms, 95),
+        "p99_ms": _pct(ok_ms, 99),
+        "share_429": round(len(shed_ms) / total, 3) if total else 0.0,
+        "p50_429_ms": _pct(shed_ms, 50),
+        "p99_429_ms": _pct(shed_ms, 99),
+        "other": other,
+    }
+
+
+def knee(port: int, levels: list[int], seconds: float, backoff: str = "0.2") -> list[dict[str, Any]]:
+    """Run `_knee_level` for each concurrency level in turn."""
+    return [asyncio.run(_knee_level(port, clients, seconds, backoff)) for clients in levels]
+
+
+def print_knee(rows: list[dict[str, Any]], out: Any) -> None:
+    """The knee as a Markdown table."""
+    out.write("| clients | answers/s | p50 ms | p95 ms | p99 ms | 429 share | 429 p50 / p99 ms | other |\n")
+    out.write("|---|---|---|---|---|---|---|---|\n")
+    for r in rows:
+        out.write(
+            f"| {r['clients']} | {r['answers_per_s']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | "
+            f"{r['share_429']:.1%} | {r['p50_429_ms'] or '-'} / {r['p99_429_ms'] or '-'} | "
+            f"{r['other'] or 0} |\n"
+        )
+
+
 def cold_cli_ask(store: Path, runs: int) -> dict[str, Any]:
     """Time `haygraph ask --json` as a fresh process `runs` times (median and each run, seconds)."""
     times = []
@@ -168,8 +292,18 @@ def main() -> None:
     parser.add_argument("--asks", type=int, default=50, help="questions per client")
     parser.add_argument("--cli-runs", type=int, default=3, help="cold-start `haygraph ask` runs")
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
+    parser.add_argument("--knee", action="store_true", help="measure overload at --levels clients")
+    parser.add_argument("--levels", default="1,8,32,128", help="concurrency levels of --knee")
+    parser.add_argument("--seconds", type=float, default=20.0, help="seconds per --knee level")
+    parser.add_argument(
+        "--backoff", default="0.2", help="seconds a --knee client waits after a 429, or 'retry-after'"
+    )
+    parser.add_argument("serve_args", nargs="*", help="extra `haygraph serve` flags (after --)")
     args = parser.parse_args()
     os.environ.update(OFFLINE_ENV)
+    if args.knee:
+        main_knee(args)
+        return
     with tempfile.TemporaryDirectory(prefix="bench-service-") as tmp:
         store = args.store or build_handbook_store(Path(tmp))
         port = free_port()
@@ -197,6 +331,31 @@ def main() -> None:
     if service["errors"]:
         out.write(f"ERRORS: {service['error_samples']}\n")
         raise SystemExit(1)
+
+
+def main_knee(args: argparse.Namespace) -> None:
+    """The --knee run: one server, each concurrency level in turn, a table on stdout."""
+    levels = [int(v) for v in args.levels.split(",")]
+    with tempfile.TemporaryDirectory(prefix="bench-service-") as tmp:
+        store = args.store or build_handbook_store(Path(tmp))
+        port = free_port()
+        server, _ = start_server(store, port, args.serve_args)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            run_clients(url, 2, 2)  # warm the first code paths
+            limits = httpx.get(f"{url}/readyz", timeout=10).json()["load"]
+            rows = knee(port, levels, args.seconds, args.backoff)
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+    sys.stdout.write(
+        f"haygraph serve {' '.join(args.serve_args)}: {limits['max_in_flight']} in flight, "
+        f"{limits['max_queue']} queued; {args.seconds:g} s per level, POST /v1/ask, offline mode; "
+        f"after a 429 a client waits {args.backoff}\n"
+    )
+    print_knee(rows, sys.stdout)
+    if args.out:
+        args.out.write_text(json.dumps({"limits": limits, "levels": rows}, indent=2))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ reported naming the file and the fix.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -280,9 +281,34 @@ def write_version(
     except BaseException as exc:  # any failure (not only OSError) must leave no half-written version
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(exc, OSError):
-            raise StoreError(f"cannot write store to {root}: {exc.strerror or exc}") from exc
+            raise StoreError(f"cannot write store to {root}: {write_failure(root, exc)}") from exc
         raise
     return name
+
+
+_NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def _mount_point(path: Path) -> Path:
+    path = path.resolve()
+    while not os.path.ismount(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def write_failure(root: Path, exc: OSError) -> str:
+    """Why a store write failed; for a full disk or quota: which filesystem, its free space, what to do."""
+    reason = exc.strerror or str(exc)
+    if exc.errno not in _NO_SPACE:
+        return reason
+    try:
+        free = f"{shutil.disk_usage(root).free / 1e6:.1f} MB free"
+    except OSError:
+        free = "free space unknown"
+    return (
+        f"{reason} (the disk at {_mount_point(root)} has {free}); the previous version is intact and "
+        "still served — free some space and run the command again"
+    )
 
 
 def commit(root: Path, name: str) -> None:
@@ -301,7 +327,7 @@ def commit(root: Path, name: str) -> None:
         _fsync_dir(root)
     except OSError as exc:
         pointer.unlink(missing_ok=True)
-        raise StoreError(f"cannot write {root / CURRENT}: {exc.strerror or exc}") from exc
+        raise StoreError(f"cannot write {root / CURRENT}: {write_failure(root, exc)}") from exc
     for old in root.glob("v-*"):
         if old.name != name:
             shutil.rmtree(old, ignore_errors=True)

@@ -55,6 +55,44 @@ def register(sub: Any) -> None:
         default=50 * 1024 * 1024,
         help="largest document the page or POST /v1/sources accepts (default 50 MiB)",
     )
+    load = p.add_argument_group("load and shutdown")
+    load.add_argument(
+        "--max-in-flight",
+        type=int,
+        metavar="N",
+        help="working requests served at once (search, ask, stream, chat); default 2 per CPU core",
+    )
+    load.add_argument(
+        "--max-queue", type=int, metavar="N", help="requests waiting for a slot, then 429; default 8 per slot"
+    )
+    load.add_argument(
+        "--queue-timeout", type=float, default=10.0, help="longest wait for a slot, then 429 (default 10 s)"
+    )
+    load.add_argument(
+        "--body-timeout",
+        type=float,
+        default=10.0,
+        help="deadline for a request's headers (then the connection closes) and for its body (then 408); "
+        "default 10 s",
+    )
+    load.add_argument(
+        "--send-timeout",
+        type=float,
+        default=30.0,
+        help="deadline for a client to take each response write, then the response is aborted (default 30 s)",
+    )
+    load.add_argument(
+        "--drain-delay",
+        type=float,
+        default=0.0,
+        help="on SIGTERM, seconds /readyz is 503 while requests are still served, before the port closes "
+        "(set it to your load balancer's readiness interval x failures; default 0)",
+    )
+    load.add_argument(
+        "--shutdown-grace",
+        type=float,
+        help="on SIGTERM, how long in-flight requests may still run (default: --timeout)",
+    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -79,6 +117,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         request_timeout_s=args.timeout,
         max_body_bytes=args.max_body_bytes,
         max_upload_bytes=args.max_upload_bytes,
+        max_in_flight=args.max_in_flight,
+        max_queue=args.max_queue,
+        queue_timeout_s=args.queue_timeout,
+        body_timeout_s=args.body_timeout,
+        send_timeout_s=args.send_timeout,
+        drain_delay_s=args.drain_delay,
+        shutdown_grace_s=args.shutdown_grace,
     )
     serve(settings, announce=lambda line: print(f"haygraph serve: {line}", file=sys.stderr, flush=True))
     return 0

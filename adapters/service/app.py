@@ -2,8 +2,9 @@
 
 Every error is `{"error": {"type": ..., "message": ...}}` with its status code: 400 (invalid JSON or
 request, refused upload), 401 (API key), 403 (read-only key writing), 404 (route, thread, model,
-source, job, evidence), 409 (conflict), 413 (body or file too large), 422 (wrong types, missing or
-unknown fields), 503 (not ready), 504 (deadline). No stack trace ever reaches a client.
+source, job, evidence), 408 (body not received in time), 409 (conflict), 413 (body or file too
+large), 422 (wrong types, missing or unknown fields), 429 (overloaded or rate-limited, with
+`Retry-After`), 503 (not ready, shutting down), 504 (deadline). No stack trace ever reaches a client.
 OpenAPI docs are served at `/docs`; the web page at `/` (its static files, `web/`, under `/assets/`).
 
 Every response carries security headers (`SecurityHeadersMiddleware`): a strict
@@ -17,7 +18,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from enum import Enum
 from pathlib import Path
@@ -34,6 +35,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from haygraph.adapters.service import openai_chat
+from haygraph.adapters.service.admission import LoadControlMiddleware, RateLimitMiddleware
 from haygraph.adapters.service.citations import locate_quote
 from haygraph.adapters.service.documents import MAX_FILES_PER_UPLOAD, DocumentManager, UploadRefused
 from haygraph.adapters.service.errors import (
@@ -44,6 +46,9 @@ from haygraph.adapters.service.errors import (
     NotReadyError,
     PayloadTooLargeError,
     ServiceError,
+    ShuttingDownError,
+    ThreadsUnavailableError,
+    error_response,
 )
 from haygraph.adapters.service.keys import Caller
 from haygraph.adapters.service.schemas import (
@@ -76,8 +81,10 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (400, "Invalid JSON or request"),
         (401, "Missing or invalid API key"),
         (403, "The API key is read-only"),
+        (408, "The request body was not received in time"),
         (422, "Wrong types, missing or unknown fields"),
-        (503, "Not ready"),
+        (429, "Overloaded or rate-limited: retry after the Retry-After header's seconds"),
+        (503, "Not ready or shutting down"),
         (504, "Deadline exceeded"),
     )
 }
@@ -113,17 +120,12 @@ _SSE_DOC: dict[int | str, dict[str, Any]] = {
 }
 
 
-def error_response(
-    status: int, error_type: str, message: str, headers: Mapping[str, str] | None = None
-) -> JSONResponse:
-    """A response in the error shape."""
-    return JSONResponse(
-        {"error": {"type": error_type, "message": message}}, status_code=status, headers=headers
-    )
-
-
 def _service_error(exc: ServiceError) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthenticationError) else None
+    headers: dict[str, str] | None = None
+    if isinstance(exc, AuthenticationError):
+        headers = {"WWW-Authenticate": "Bearer"}
+    elif isinstance(exc, ThreadsUnavailableError):
+        headers = {"Retry-After": "5"}
     return error_response(exc.status_code, exc.error_type, str(exc), headers)
 
 
@@ -280,10 +282,18 @@ def create_app(service: HaygraphService) -> FastAPI:
         lifespan=lifespan,
         responses=_ERRORS,
     )
+    settings = service.settings
+    app.add_middleware(
+        LoadControlMiddleware,
+        admission=service.admission,
+        body_timeout_s=settings.body_timeout_s,
+        send_timeout_s=settings.send_timeout_s,
+    )
+    app.add_middleware(RateLimitMiddleware, limiter=service.rate_limiter, stats=service.admission.stats)
     app.add_middleware(
         BodySizeLimitMiddleware,
-        max_bytes=service.settings.max_body_bytes,
-        upload_bytes=service.settings.max_upload_bytes,
+        max_bytes=settings.max_body_bytes,
+        upload_bytes=settings.max_upload_bytes,
     )
     app.add_middleware(ApiKeyMiddleware, service=service)
     app.add_middleware(SecurityHeadersMiddleware)  # added last = runs first: every response has them
@@ -299,6 +309,8 @@ def create_app(service: HaygraphService) -> FastAPI:
 
     @app.get("/readyz", tags=["health"], summary="Readiness: store loaded, model warm, threads open")
     async def readyz() -> dict[str, Any]:
+        if service.draining:
+            raise ShuttingDownError("the service is shutting down: send new requests elsewhere")
         ready()
         assert service.knowledge is not None
         snap = service.knowledge.current
@@ -311,6 +323,14 @@ def create_app(service: HaygraphService) -> FastAPI:
             or ("custom" if service.base_context and service.base_context.chat_model else "offline"),
             "threads": service.settings.threads_backend,
             "active_runs": service.runs.active,
+            "load": {
+                "in_flight": service.admission.stats.in_flight,
+                "max_in_flight": service.admission.max_in_flight,
+                "waiting": service.admission.stats.waiting,
+                "max_queue": service.admission.max_queue,
+                "rejected": service.admission.stats.rejected,
+                "rate_limited": service.admission.stats.rate_limited,
+            },
         }
 
     @app.get("/v1/models", tags=["openai"], summary="The one model served: haygraph")

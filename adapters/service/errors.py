@@ -7,6 +7,19 @@ before the server starts (`ServiceConfigError`) are reported by the CLI as one l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from starlette.responses import JSONResponse
+
+
+def error_response(
+    status: int, error_type: str, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """A response in the error shape."""
+    return JSONResponse(
+        {"error": {"type": error_type, "message": message}}, status_code=status, headers=headers
+    )
+
 
 class ServiceError(Exception):
     """Base class of every error raised by `haygraph.adapters.service`."""
@@ -75,3 +88,16 @@ class DeadlineExceededError(ServiceError):
 
     status_code = 504
     error_type = "deadline_exceeded"
+
+
+class ShuttingDownError(NotReadyError):
+    """The service is shutting down: draining (`/readyz`) or past its shutdown grace (a turn is stopped)."""
+
+    error_type = "shutting_down"
+
+
+class ThreadsUnavailableError(ServiceError):
+    """The threads database failed (down, restarting, locked); answered with `Retry-After`."""
+
+    status_code = 503
+    error_type = "threads_unavailable"

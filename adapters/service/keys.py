@@ -6,6 +6,7 @@ The file (YAML or JSON) maps each key to its grant:
 "hg-acme-4f9c2b7e1d": {tenant: acme}                          # every default tool
 "hg-globex-8a1e5c3f7b": {tenant: globex, tools: [today, search_knowledge_base]}
 "hg-acme-reader-77d0e4a2c9": {tenant: acme, write: false}      # may not upload or remove documents
+"hg-initech-9d2f6a0c4e": {tenant: initech, requests_per_minute: 120}
 ```
 
 - `tenant` (required): every retrieval the key causes is restricted to chunks whose
@@ -14,6 +15,9 @@ The file (YAML or JSON) maps each key to its grant:
   tools' default allow-list. A key can never be granted a tool the service does not have.
 - `write` (optional, default true): false makes the key read-only — it may search, ask and list
   documents, but uploading, re-indexing or removing documents answers 403.
+- `requests_per_minute` (optional): the key's rate limit (a token bucket of that many requests,
+  refilled continuously); past it the service answers 429 `rate_limited` with `Retry-After`.
+  Default: no per-key limit (the service's overall load limits still apply).
 
 Keys are kept only as SHA-256 digests in memory and are never logged or echoed in errors.
 """
@@ -23,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,15 +55,22 @@ class KeyGrant(BaseModel):
     write: bool = Field(
         default=True, description="Whether the key may upload, re-index and remove documents."
     )
+    requests_per_minute: int | None = Field(
+        default=None, ge=1, le=1_000_000, description="The key's rate limit; None = not limited per key."
+    )
 
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the tenant (None without `--api-keys`), the key's tool grant and write right."""
+    """Who is calling: the tenant (None without `--api-keys`), the key's tool grant, write right and rate limit."""
 
     tenant: str | None
     tools: tuple[str, ...] | None = None
     write: bool = True
+    requests_per_minute: int | None = None
+    """The key's rate limit (None = none)."""
+    key_id: str | None = field(default=None, compare=False)
+    """A short, non-secret id of the key (a prefix of its digest), for per-key accounting."""
 
 
 ANONYMOUS = Caller(tenant=None)
@@ -97,10 +108,17 @@ class KeyRing:
         scheme, _, key = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
             raise AuthenticationError("malformed Authorization header: expected 'Bearer KEY'")
-        grant = self._grants.get(_digest(key.strip()))
+        digest = _digest(key.strip())
+        grant = self._grants.get(digest)
         if grant is None:
             raise AuthenticationError("invalid API key")
-        return Caller(tenant=grant.tenant, tools=grant.tools, write=grant.write)
+        return Caller(
+            tenant=grant.tenant,
+            tools=grant.tools,
+            write=grant.write,
+            requests_per_minute=grant.requests_per_minute,
+            key_id=digest[:16],
+        )
 
 
 def parse_api_keys(data: Any, *, source: str = "API-keys file") -> KeyRing:

@@ -2,8 +2,8 @@
 
 The store and the model are loaded before the port opens, so a bad store, config, key file or
 threads database is one clear error rather than a server that never becomes ready. Shutdown
-(SIGINT/SIGTERM) is uvicorn's graceful one: the port closes, in-flight requests — streams included
-— finish (up to the request deadline plus a margin), then the lifespan closes the thread store.
+(SIGINT/SIGTERM) is graceful (see `shutdown`): readiness goes false, the port closes after the drain
+delay, in-flight requests and streams finish within the grace, then the thread store closes; exit 0.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from collections.abc import Callable
 from haygraph.adapters.service.app import create_app
 from haygraph.adapters.service.service import HaygraphService
 from haygraph.adapters.service.settings import ServiceSettings
+from haygraph.adapters.service.shutdown import GracefulServer, server_config
 from haygraph.adapters.service.threads import check_threads_db, describe_threads_db
 
 logger = logging.getLogger(__name__)
-
-SHUTDOWN_MARGIN_S = 5.0
 
 
 def startup_lines(service: HaygraphService) -> list[str]:
@@ -44,6 +43,10 @@ def startup_lines(service: HaygraphService) -> list[str]:
         tenants = sorted({g.tenant for g in service.keyring.grants})
         lines.append(f"API keys: {len(service.keyring)} for tenant(s) {', '.join(tenants)}")
     lines.append(
+        f"load: {s.in_flight_limit} requests in flight, {s.queue_limit} waiting, then 429 (--max-in-flight, "
+        "--max-queue)"
+    )
+    lines.append(
         f"listening on http://{s.host}:{s.port} (the page at /, API docs at /docs); Ctrl-C stops gracefully"
     )
     return lines
@@ -51,19 +54,9 @@ def startup_lines(service: HaygraphService) -> list[str]:
 
 def serve(settings: ServiceSettings, *, announce: Callable[[str], None] | None = None) -> None:
     """Load everything, then serve until interrupted; `announce` receives the start-up lines."""
-    import uvicorn
-
     check_threads_db(settings.threads_db)
     service = HaygraphService(settings)
     service.load()
     for line in startup_lines(service):
         (announce or logger.info)(line)
-    config = uvicorn.Config(
-        create_app(service),
-        host=settings.host,
-        port=settings.port,
-        log_level="warning",
-        timeout_graceful_shutdown=int(settings.request_timeout_s + SHUTDOWN_MARGIN_S),
-        access_log=False,
-    )
-    uvicorn.Server(config).run()
+    GracefulServer(server_config(create_app(service), service), service).run()

@@ -21,12 +21,13 @@ from langgraph.types import Command
 from haygraph.adapters.examples.orders_db import OrdersDatabase
 from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
+from haygraph.adapters.service.admission import Admission, RateLimiter
 from haygraph.adapters.service.documents import UPLOADS_DIR, DocumentManager
 from haygraph.adapters.service.errors import ConflictError, NotFoundError, NotReadyError, ServiceConfigError
 from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_keys
 from haygraph.adapters.service.settings import ServiceSettings
 from haygraph.adapters.service.tenancy import ScopedRetriever, thread_key
-from haygraph.adapters.service.threads import describe_threads_db, open_checkpointer
+from haygraph.adapters.service.threads import describe_threads_db, open_checkpointer, threads_unavailable
 from haygraph.adapters.service.turns import RunCounter, TurnRequest
 from haygraph.control import Context, build_graph, result_from_state
 from haygraph.control.api import pending_confirmation
@@ -52,6 +53,14 @@ class HaygraphService:
         """The same graph without a checkpointer (requests without a thread: nothing is stored)."""
         self.runs = RunCounter()
         """Graph runs in flight (a cancelled run counts until its task has actually ended)."""
+        self.admission = Admission(settings.in_flight_limit, settings.queue_limit, settings.queue_timeout_s)
+        """Slots for working requests and their bounded queue (see `admission`)."""
+        self.rate_limiter = RateLimiter()
+        """Per-key token buckets (`requests_per_minute` in the keys file)."""
+        self.draining = False
+        """Set on SIGTERM: `/readyz` answers 503 so a load balancer stops routing here (see `shutdown`)."""
+        self.stopping = asyncio.Event()
+        """Set when the shutdown grace has passed: running turns stop (503 / a final `error` event)."""
         self._model = model
         self._orders: OrdersDatabase | None = None
         self._executors: dict[tuple[str | None, tuple[str, ...]], ContractToolExecutor] = {}
@@ -155,6 +164,10 @@ class HaygraphService:
             await self._stack.aclose()
             self._stack = None
 
+    def stop_turns(self) -> None:
+        """End every running turn now (the shutdown grace has passed): asks get 503, streams a final event."""
+        self.stopping.set()
+
     # -- callers ---------------------------------------------------------------------------------
     def authenticate(self, authorization: str | None) -> Caller:
         """The caller behind an `Authorization` header (anyone, without `--api-keys`)."""
@@ -174,11 +187,13 @@ class HaygraphService:
         """The per-request `Context`: tenant-scoped retriever, the request's filters, the caller's tools."""
         self.check_ready()
         assert self.base_context is not None and self.knowledge is not None
-        retriever = ScopedRetriever(self.knowledge.retriever, caller.tenant)
-        executor = self._executor(caller, retriever)
+        # The turn keeps the store version it started on (a reload swaps it for the next turns only);
+        # the cached tool executors follow the current version.
+        pinned = ScopedRetriever(self.knowledge.current.retriever, caller.tenant)
+        executor = self._executor(caller, ScopedRetriever(self.knowledge.retriever, caller.tenant))
         return dataclasses.replace(
             self.base_context,
-            retriever=retriever,
+            retriever=pinned,
             filters=filters,
             tool_executor=executor,
             tool_registry=executor.registry if executor else None,
@@ -207,6 +222,8 @@ class HaygraphService:
             thread_key=key,
             timeout_s=self.settings.request_timeout_s,
             runs=self.runs,
+            stop=self.stopping,
+            fallback_graph=self.stateless_graph,
         )
 
     async def confirmation(self, caller: Caller, thread_id: str, *, approve: bool) -> TurnRequest:
@@ -216,7 +233,8 @@ class HaygraphService:
         """
         key = thread_key(caller.tenant, thread_id)
         context = self.context_for(caller, None)
-        snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
+        with threads_unavailable():
+            snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
         if not pending_confirmation({"__interrupt__": snapshot.interrupts}):
             raise ConflictError(f"thread {thread_id!r} has no tool call waiting for confirmation")
         return TurnRequest(
@@ -226,6 +244,7 @@ class HaygraphService:
             thread_key=key,
             timeout_s=self.settings.request_timeout_s,
             runs=self.runs,
+            stop=self.stopping,
         )
 
     async def thread(self, caller: Caller, thread_id: str) -> dict[str, Any]:
@@ -233,7 +252,8 @@ class HaygraphService:
         key = thread_key(caller.tenant, thread_id)
         if not self.ready:
             raise NotReadyError("the service is not ready")
-        snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
+        with threads_unavailable():
+            snapshot = await self.graph.aget_state({"configurable": {"thread_id": key}})
         values = dict(snapshot.values or {})
         if not values.get("turn"):  # no completed turn (a cancelled first turn leaves only its input)
             raise NotFoundError(f"thread {thread_id!r} does not exist")

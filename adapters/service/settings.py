@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +14,15 @@ if TYPE_CHECKING:
     from haygraph.retrieval.config import RetrievalConfig
 
 LOOPBACK_HOST = "127.0.0.1"
+
+
+def default_max_in_flight() -> int:
+    """Requests in flight by default: two per CPU core this process may use (a turn waits on I/O too)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(2, 2 * cores)
 
 
 def is_loopback(host: str) -> bool:
@@ -69,6 +79,45 @@ class ServiceSettings:
     reload_interval_s: float = 2.0
     """How often the store's `CURRENT` pointer is checked for a new version (seconds; 0 = never)."""
 
+    max_in_flight: int | None = None
+    """Working requests (search, ask, stream, chat, confirm) served at once; None = 2 per CPU core."""
+
+    max_queue: int | None = None
+    """Working requests that may wait for a slot; past it 429 `overloaded`. None = 8 per slot."""
+
+    queue_timeout_s: float = 10.0
+    """Longest wait in the queue; a request still waiting then gets 429 `overloaded`."""
+
+    body_timeout_s: float = 10.0
+    """Deadline for receiving a request's line and headers (the connection is closed after it) and,
+    separately, its body (408 `request_timeout` after it)."""
+
+    send_timeout_s: float = 30.0
+    """Deadline for the client to take one response write (a stream it does not read is aborted)."""
+
+    drain_delay_s: float = 0.0
+    """On SIGTERM, seconds `/readyz` reports `draining` (503) while requests are still accepted, so a
+    load balancer stops sending new ones before the port closes."""
+
+    shutdown_grace_s: float | None = None
+    """On SIGTERM, how long in-flight requests may still run after the port closes; then asks get 503
+    `shutting_down` and streams end with that `error` event. None = `request_timeout_s`."""
+
+    @property
+    def in_flight_limit(self) -> int:
+        """`max_in_flight`, or its default from the core count."""
+        return self.max_in_flight or default_max_in_flight()
+
+    @property
+    def queue_limit(self) -> int:
+        """`max_queue`, or its default (8 per in-flight slot)."""
+        return self.max_queue if self.max_queue is not None else 8 * self.in_flight_limit
+
+    @property
+    def grace_s(self) -> float:
+        """`shutdown_grace_s`, or the request deadline."""
+        return self.shutdown_grace_s if self.shutdown_grace_s is not None else self.request_timeout_s
+
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ServiceConfigError(f"--port must be in 0..65535, but got {self.port}")
@@ -78,6 +127,23 @@ class ServiceSettings:
             raise ServiceConfigError(f"--max-body-bytes must be >= 1024, but got {self.max_body_bytes}")
         if self.max_upload_bytes < 1024:
             raise ServiceConfigError(f"--max-upload-bytes must be >= 1024, but got {self.max_upload_bytes}")
+        if self.max_in_flight is not None and self.max_in_flight < 1:
+            raise ServiceConfigError(f"--max-in-flight must be >= 1, but got {self.max_in_flight}")
+        if self.max_queue is not None and self.max_queue < 0:
+            raise ServiceConfigError(f"--max-queue must be >= 0, but got {self.max_queue}")
+        for flag, value in (
+            ("--queue-timeout", self.queue_timeout_s),
+            ("--body-timeout", self.body_timeout_s),
+            ("--send-timeout", self.send_timeout_s),
+        ):
+            if value <= 0:
+                raise ServiceConfigError(f"{flag} must be > 0 seconds, but got {value}")
+        if self.drain_delay_s < 0:
+            raise ServiceConfigError(f"--drain-delay must be >= 0 seconds, but got {self.drain_delay_s}")
+        if self.shutdown_grace_s is not None and self.shutdown_grace_s < 0:
+            raise ServiceConfigError(
+                f"--shutdown-grace must be >= 0 seconds, but got {self.shutdown_grace_s}"
+            )
         if self.reload_interval_s < 0:
             raise ServiceConfigError(f"reload_interval_s must be >= 0, but got {self.reload_interval_s}")
         if self.api_keys is None and not is_loopback(self.host):

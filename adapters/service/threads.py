@@ -4,19 +4,25 @@ The graph runs asynchronously in the service (`ainvoke` / `astream`), so the sav
 async ones: `InMemorySaver`, `AsyncSqliteSaver` (aiosqlite) and `AsyncPostgresSaver` over a psycopg
 connection pool (the optional `serve` extra: `langgraph-checkpoint-postgres`, `psycopg[binary]`).
 All use the control plane's serializer, which allows our own state types.
+
+When the threads database fails under a running service (PostgreSQL stopped or restarting, a SQLite
+file locked by another process), `is_threads_error` recognises the failure: a turn is then answered
+without the thread (`turns`: status `degraded`, a note saying threads are unavailable) and a thread read
+is 503 `threads_unavailable`. The PostgreSQL pool checks each connection before use and waits at most
+`POOL_TIMEOUT_S` for one, so the service recovers by itself when the database is back.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from haygraph.adapters.service.errors import ServiceConfigError
+from haygraph.adapters.service.errors import ServiceConfigError, ThreadsUnavailableError
 from haygraph.control import memory_checkpointer
 from haygraph.control.graph.checkpointers import state_serializer
 
@@ -24,6 +30,23 @@ logger = logging.getLogger(__name__)
 
 POOL_MAX_SIZE = 8
 """PostgreSQL connections per service process."""
+POOL_TIMEOUT_S = 3.0
+"""Longest wait for a PostgreSQL connection (the database down: the turn goes on without its thread)."""
+CONNECT_TIMEOUT_S = 3
+"""Connect timeout of each PostgreSQL connection attempt."""
+
+
+def is_threads_error(exc: BaseException) -> bool:
+    """Whether `exc` is a failure of the threads database (not of the turn itself)."""
+    import sqlite3
+
+    if isinstance(exc, sqlite3.Error):
+        return True
+    try:
+        import psycopg  # its pool's PoolTimeout is a psycopg.OperationalError
+    except ImportError:
+        return False
+    return isinstance(exc, psycopg.Error)
 
 
 def describe_threads_db(threads_db: str | None) -> str:
@@ -65,6 +88,21 @@ def check_threads_db(threads_db: str | None) -> None:
         raise ServiceConfigError(f"--threads-db: directory {str(parent)!r} does not exist")
 
 
+@contextmanager
+def threads_unavailable() -> Iterator[None]:
+    """Turn a threads-database failure inside the block into `ThreadsUnavailableError` (503)."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_threads_error(exc):
+            raise
+        logger.warning("threads database failed: %s", " ".join(f"{type(exc).__name__}: {exc}".split()))
+        raise ThreadsUnavailableError(
+            "the threads database is unavailable right now; retry shortly (asks without thread_id are "
+            "not affected)"
+        ) from exc
+
+
 @asynccontextmanager
 async def open_checkpointer(threads_db: str | None) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """Open the thread store for the life of the server; flushed and closed on exit."""
@@ -81,7 +119,14 @@ async def open_checkpointer(threads_db: str | None) -> AsyncIterator[BaseCheckpo
             min_size=1,
             max_size=POOL_MAX_SIZE,
             open=False,
-            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            timeout=POOL_TIMEOUT_S,
+            check=AsyncConnectionPool.check_connection,  # a connection broken by a restart is replaced
+            kwargs={
+                "autocommit": True,
+                "prepare_threshold": 0,
+                "row_factory": dict_row,
+                "connect_timeout": CONNECT_TIMEOUT_S,
+            },
         )
         await pool.open(wait=True, timeout=30)
         try:

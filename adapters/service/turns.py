@@ -13,24 +13,28 @@ Streamed events (`TurnEvent.kind`):
 - `token` `{"text": "..."}` — answer text: a model's tokens as they are generated, or the finished
   extractive answer in a few pieces (offline);
 - `result` — the verified result object (as `haygraph ask --json`); its `status` is `rejected` when
-  the model's citations failed validation (the streamed text is then withdrawn);
-- `error` `{"error": {"type", "message"}}` — the deadline passed (the run is cancelled).
+  the model's citations failed validation (the streamed text is then withdrawn), `degraded` with a
+  `threads unavailable` note when the threads database failed and the turn was answered without it;
+- `error` `{"error": {"type", "message"}}` — the deadline passed (`deadline_exceeded`) or the service
+  is shutting down and its grace has passed (`shutting_down`); the run is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langgraph.types import Command
 
-from haygraph.adapters.service.errors import DeadlineExceededError
+from haygraph.adapters.service.errors import DeadlineExceededError, ServiceError, ShuttingDownError
 from haygraph.adapters.service.streaming import AnswerTokens, answer_pieces, closing_text
+from haygraph.adapters.service.threads import is_threads_error
 from haygraph.control import Context, result_from_state
 
 logger = logging.getLogger(__name__)
@@ -79,6 +83,10 @@ class TurnRequest:
     """The deadline of the run."""
     runs: RunCounter | None = field(default=None, compare=False)
     """The service's in-flight counter: entered when the run starts, left when it has ended."""
+    stop: asyncio.Event | None = field(default=None, compare=False)
+    """Set when the service stops running turns (shutdown grace over): the run is cancelled."""
+    fallback_graph: Any = field(default=None, compare=False)
+    """The graph without a checkpointer, for answering a thread turn when the threads database fails."""
 
     def run_kwargs(self, **extra: Any) -> dict[str, Any]:
         """Keyword arguments of `ainvoke` / `astream`."""
@@ -91,24 +99,93 @@ class TurnRequest:
         }
 
 
+THREADS_UNAVAILABLE = (
+    "threads unavailable ({error}): answered without the conversation's history; this turn was not saved"
+)
+
+
+def _can_fall_back(request: TurnRequest, exc: BaseException) -> bool:
+    return (
+        request.thread_key is not None
+        and request.fallback_graph is not None
+        and isinstance(request.inputs, dict)
+        and is_threads_error(exc)
+    )
+
+
+async def _without_thread(request: TurnRequest, exc: BaseException, timeout_s: float) -> dict[str, Any]:
+    """Answer the turn on the graph without a checkpointer; the state, marked degraded with a note."""
+    error = " ".join(f"{type(exc).__name__}: {exc}".split())[:160]
+    logger.warning("threads database failed (thread %s): %s; answering without it", request.thread_key, error)
+    inputs = {"question": request.inputs["question"]} if isinstance(request.inputs, dict) else {}
+    state = dict(
+        await _first_of(
+            request.fallback_graph.ainvoke(inputs, context=request.context, config={}), request, timeout_s
+        )
+    )
+    state["status"] = "degraded"
+    state["notes"] = [*(state.get("notes") or []), THREADS_UNAVAILABLE.format(error=error)]
+    return state
+
+
 def failed_state() -> dict[str, Any]:
     """The state reported for a run that raised (as `haygraph.control.run_turn` does)."""
     return {"status": "degraded", "answer": FAILED_ANSWER, "path": []}
 
 
+def _deadline_error(request: TurnRequest) -> DeadlineExceededError:
+    return DeadlineExceededError(
+        f"the answer took longer than the {request.timeout_s:g} s deadline; the run was cancelled"
+    )
+
+
+SHUTDOWN_MESSAGE = "the service is shutting down; the run was stopped: retry on another instance"
+
+
+async def _first_of(work: Awaitable[Any], request: TurnRequest, timeout_s: float) -> Any:
+    """`work`'s result, or `DeadlineExceededError` / `ShuttingDownError` (then `work` is cancelled).
+
+    The latter when the service stops turns (shutdown grace over) before `work` ends.
+    """
+    run = asyncio.ensure_future(work)
+    stopper = asyncio.ensure_future(request.stop.wait()) if request.stop is not None else None
+    try:
+        waiting = {run} if stopper is None else {run, stopper}
+        done, _ = await asyncio.wait(waiting, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        if run in done:
+            return run.result()
+        raise ShuttingDownError(SHUTDOWN_MESSAGE) if stopper in done else _deadline_error(request)
+    finally:
+        if stopper is not None:
+            stopper.cancel()
+        if not run.done():
+            run.cancel()
+            with contextlib.suppress(BaseException):
+                await run
+
+
 async def ask_turn(request: TurnRequest) -> dict[str, Any]:
-    """Run the turn to the end; the result object, or `DeadlineExceededError` at the deadline."""
+    """Run the turn to the end; the result object, or `DeadlineExceededError` at the deadline.
+
+    `ShuttingDownError` when the service stops turns (shutdown grace over) first.
+    """
     start = time.perf_counter()
+    if request.stop is not None and request.stop.is_set():
+        raise ShuttingDownError(SHUTDOWN_MESSAGE)
     if request.runs is not None:
         request.runs.enter()
     try:
-        state = await asyncio.wait_for(
-            request.graph.ainvoke(request.inputs, **request.run_kwargs()), request.timeout_s
-        )
-    except TimeoutError as exc:
-        raise DeadlineExceededError(
-            f"the answer took longer than the {request.timeout_s:g} s deadline; the run was cancelled"
-        ) from exc
+        try:
+            state = await _first_of(
+                request.graph.ainvoke(request.inputs, **request.run_kwargs()), request, request.timeout_s
+            )
+        except Exception as exc:
+            if isinstance(exc, ServiceError) or not _can_fall_back(request, exc):
+                raise
+            left = request.timeout_s - (time.perf_counter() - start)
+            state = await _without_thread(request, exc, left)
+    except ServiceError:
+        raise
     except Exception:
         logger.exception("graph run failed (thread %s)", request.thread_key)
         state = failed_state()
@@ -143,9 +220,17 @@ async def _run_events(request: TurnRequest) -> AsyncIterator[TurnEvent]:
                         yield TurnEvent("token", {"text": delta})
                 elif mode == "values":
                     final = dict(payload)
-    except Exception:
-        logger.exception("graph run failed (thread %s)", request.thread_key)
-        final = failed_state()
+    except Exception as exc:
+        final = None
+        if _can_fall_back(request, exc):
+            left = request.timeout_s - (time.perf_counter() - start)
+            try:
+                final = await _without_thread(request, exc, left)
+            except Exception:
+                logger.exception("graph run without the thread failed (thread %s)", request.thread_key)
+        else:
+            logger.exception("graph run failed (thread %s)", request.thread_key)
+        final = final or failed_state()
     result = result_from_state(final or failed_state(), (time.perf_counter() - start) * 1000.0)
     rest = closing_text(tokens.text, result["answer"]) if result["status"] != "rejected" else ""
     for piece in answer_pieces(rest):
@@ -178,14 +263,9 @@ async def stream_turn(request: TurnRequest) -> AsyncIterator[TurnEvent]:
     try:
         while True:
             try:
-                event = await asyncio.wait_for(queue.get(), max(deadline - loop.time(), 0.0))
-            except TimeoutError:
-                message = (
-                    f"the answer took longer than the {request.timeout_s:g} s deadline; the run was cancelled"
-                )
-                yield TurnEvent(
-                    "error", {"error": {"type": DeadlineExceededError.error_type, "message": message}}
-                )
+                event = await _first_of(queue.get(), request, max(deadline - loop.time(), 0.0))
+            except ServiceError as exc:
+                yield TurnEvent("error", {"error": {"type": exc.error_type, "message": str(exc)}})
                 return
             if event is None:
                 return

@@ -40,51 +40,77 @@ def _as_postgres(cmd: list[str]) -> list[str]:
     return [runuser, "-u", "postgres", "--", *cmd]
 
 
+class PostgresCluster:
+    """A private PostgreSQL server in a temp dir on 127.0.0.1: `url`, `stop()` and `start()` again."""
+
+    def __init__(self, bin_dir: Path, root: Path, port: int) -> None:
+        self.bin_dir, self.root, self.port = bin_dir, root, port
+        self.data = root / "data"
+        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+
+    def _pg_ctl(self, *args: str, check: bool = True) -> None:
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        cmd = [
+            str(self.bin_dir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.root / "log"),
+        ]
+        subprocess.run(_as_postgres([*cmd, *args]), check=check, capture_output=True, timeout=120)
+
+    def start(self) -> None:
+        """Start the server (waits until it accepts connections)."""
+        self._pg_ctl("-w", "start")
+
+    def stop(self, mode: str = "fast", *, check: bool = True) -> None:
+        """Stop the server (`fast`: disconnect clients, then shut down)."""
+        self._pg_ctl("-m", mode, "-w", "stop", check=check)
+
+
 @contextmanager
-def postgres_server() -> Iterator[str]:
-    """Start a private PostgreSQL server; yields its `postgresql://` URL; stops it and removes its files."""
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """Start a private PostgreSQL server; yields it; stops it and removes its files."""
     bin_dir = find_pg_bin()
     if bin_dir is None:
         raise RuntimeError("initdb not found")
     root = Path(tempfile.mkdtemp(prefix="haygraph-pg-"))
-    data = root / "data"
     if os.geteuid() == 0:
         shutil.chown(root, "postgres", "postgres")
     root.chmod(0o700)
-    port = _free_port()
-    run = {"check": True, "capture_output": True, "timeout": 120}
+    cluster = PostgresCluster(bin_dir, root, _free_port())
     try:
         subprocess.run(
             _as_postgres(
-                [str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8"]
-            ),
-            **run,  # type: ignore[call-overload]
-        )
-        options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-        subprocess.run(
-            _as_postgres(
                 [
-                    str(bin_dir / "pg_ctl"),
+                    str(bin_dir / "initdb"),
                     "-D",
-                    str(data),
-                    "-o",
-                    options,
-                    "-l",
-                    str(root / "log"),
-                    "-w",
-                    "start",
+                    str(cluster.data),
+                    "-A",
+                    "trust",
+                    "-U",
+                    "postgres",
+                    "-E",
+                    "UTF8",
                 ]
             ),
-            **run,  # type: ignore[call-overload]
+            check=True,
+            capture_output=True,
+            timeout=120,
         )
+        cluster.start()
         try:
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+            yield cluster
         finally:
-            subprocess.run(
-                _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
-                check=False,
-                capture_output=True,
-                timeout=60,
-            )
+            cluster.stop(check=False)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """Start a private PostgreSQL server; yields its `postgresql://` URL; stops it and removes its files."""
+    with postgres_cluster() as cluster:
+        yield cluster.url

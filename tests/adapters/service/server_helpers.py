@@ -6,6 +6,10 @@ Not a test module; used by the `test_app*` / `test_openai_client` modules.
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 from haystack import Document
 
@@ -85,6 +90,16 @@ def running_server(service: HaygraphService) -> Iterator[str]:
         thread.join(timeout=30)
 
 
+def wait_for(predicate: Any, timeout_s: float = 10.0) -> bool:
+    """Poll `predicate()` every 50 ms until it holds (True) or `timeout_s` passes (False)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def parse_sse(text: str) -> list[tuple[str | None, Any]]:
     """(event name, JSON data or the raw string) for each event of an SSE body."""
     events: list[tuple[str | None, Any]] = []
@@ -102,3 +117,49 @@ def parse_sse(text: str) -> list[tuple[str | None, Any]]:
             except json.JSONDecodeError:
                 events.append((name, raw))
     return events
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serve_process(
+    args: list[str], log: Path, *, ready_s: float = 180.0
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """Run `haygraph serve ARGS` as a real process on a free loopback port (`--model slow:S` allowed,
+    see `slow_serve`); yields (process, base URL) once /readyz answers; kills it if still running after.
+    """
+    port = free_port()
+    root = Path(__file__).resolve().parents[3]
+    cmd = [sys.executable, "-m", "tests.adapters.service.slow_serve", "serve", "--port", str(port), *args]
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HAYSTACK_TELEMETRY_ENABLED": "False",
+    }
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=root)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + ready_s
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"serve exited ({proc.returncode}): {log.read_text()}")
+            try:
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"serve did not become ready: {log.read_text()}")
+            time.sleep(0.2)
+        yield proc, url
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
