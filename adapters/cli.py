@@ -151,9 +151,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 def _prepare_query_model(kb: Any) -> None:
     """Export the fp32 ONNX copy a torch store's queries run on (once per cache directory), if missing.
 
-    Queries then import neither torch nor transformers (`haygraph.retrieval.query_embedder.onnx_twin`).
+    Queries then import neither torch nor transformers (`haygraph.retrieval.embedding_cache.onnx_twin`).
     """
-    from haygraph.retrieval.query_embedder import export_onnx_twin
+    from haygraph.retrieval.embedding_cache import export_onnx_twin
 
     embedder = kb.config.embedder
     export_onnx_twin(embedder.model, embedder.backend, embedder.cache_dir)

@@ -7,7 +7,9 @@ by `OnnxSentenceEncoder` (``"onnx"``, ``"onnx-int8"``) or by the bundled multili
 (`E5Encoder`, ``"e5-multilingual"``, with e5's ``passage: `` prefix). Texts are embedded longest first,
 so each batch holds texts of similar length and pads little. The int8 model's vectors differ from the
 fp32 ones, so they are cached under their own key (as are e5's); ONNX fp32 reproduces the torch vectors
-and shares theirs.
+and shares theirs. So once a torch model's fp32 ONNX copy is exported (`export_onnx_twin`, which
+``haygraph index`` calls), ``backend="torch"`` runs on that copy (`onnx_twin`), for documents and queries,
+and imports no torch.
 
 Embeddings leave this component as float32 NumPy rows (views of one array per slice), never as Python
 float lists: at 100k chunks a list copy of the vectors alone costs over 1 GB.
@@ -16,6 +18,7 @@ float lists: at 100k chunks a list copy of the vectors alone costs over 1 GB.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import os
 import sqlite3
@@ -30,8 +33,9 @@ from tqdm import tqdm
 
 from haygraph.retrieval.config import BUNDLED_MODEL, E5_BACKEND, E5_MODEL
 from haygraph.retrieval.e5_encoder import E5_CACHE_KEY, E5Encoder, choose_backend
+from haygraph.retrieval.errors import ModelUnavailableError
 from haygraph.retrieval.model_paths import is_bundled, resolve_model
-from haygraph.retrieval.onnx_encoder import ONNX_BACKENDS, OnnxSentenceEncoder, length_order
+from haygraph.retrieval.onnx_encoder import ONNX_BACKENDS, OnnxSentenceEncoder, export_onnx, length_order
 
 EMBEDDER_BACKENDS = ("auto", "torch", *ONNX_BACKENDS, E5_BACKEND)
 """Valid values of `backend` ("auto": chosen from the first documents embedded, `choose_backend`)."""
@@ -74,6 +78,40 @@ def onnx_encoder(model: str, backend: str, cache_dir: str | None) -> OnnxSentenc
     return OnnxSentenceEncoder(
         resolve_model(model), directory / "onnx" / name, quantize=backend == "onnx-int8"
     )
+
+
+def onnx_twin(model: str, cache_dir: str | None) -> OnnxSentenceEncoder | None:
+    """The fp32 ONNX copy of torch model `model`, when exported and runnable without torch (else None).
+
+    ONNX fp32 gives the torch vectors within float error (`benchmarks/bench_embedding.py`; the tests
+    compare the rankings), so a store's relevance calibration and answer decision hold unchanged.
+    """
+    try:
+        encoder = onnx_encoder(model, "onnx", cache_dir)
+    except ModelUnavailableError:  # a model that is not on this machine: the torch path says so
+        return None
+    return encoder if encoder.model_path.is_dir() and encoder.runs_without_torch() else None
+
+
+def export_onnx_twin(model: str, backend: str, cache_dir: str | None) -> Path | None:
+    """Export the fp32 ONNX copy the query path of a ``torch`` store runs on, unless it exists; its path.
+
+    Returns None, without exporting, for other backends, a model that is not a local directory, or
+    where onnxruntime is not installed. The export loads the model with torch (seconds, once per
+    cache directory); an export that fails is logged and leaves queries on torch.
+    """
+    if backend != "torch" or importlib.util.find_spec("onnxruntime") is None:
+        return None
+    try:
+        encoder = onnx_encoder(model, "onnx", cache_dir)
+        if not encoder.model_path.is_dir():
+            return None
+        if not encoder.export_path().is_file():
+            export_onnx(encoder.model_path, encoder.export_dir, quantize=False)
+    except (ModelUnavailableError, ImportError, OSError, RuntimeError) as exc:
+        logger.warning("could not export %s to ONNX for fast queries (queries use torch): %s", model, exc)
+        return None
+    return encoder.export_path()
 
 
 class EmbeddingCache:
@@ -180,7 +218,14 @@ class CachedDocumentEmbedder:
         logger.info("embedding model chosen for this corpus: %s (%s)", self.model, self.backend)
 
     def _load_model(self) -> None:
-        """Create (once) the backend's embedder and load its model, resolved offline."""
+        """Create (once) the backend's embedder and load its model, resolved offline.
+
+        A torch model whose fp32 ONNX copy is exported (`onnx_twin`) runs on ONNX Runtime: the same
+        vectors (they share the cache), about the same chunks/s, and no torch to import
+        (`benchmarks/bench_indexing.py`, README).
+        """
+        if self._embedder is None and self.backend in ("torch", "auto"):
+            self._embedder = onnx_twin(self.model, self.cache_dir)
         if self._embedder is None:
             if self.backend in ("torch", "auto"):
                 from haystack_integrations.components.embedders.sentence_transformers import (

@@ -17,11 +17,8 @@ three things the stock component cannot give us:
 
 from __future__ import annotations
 
-import importlib.util
-import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,11 +26,9 @@ from haystack import component, default_from_dict, default_to_dict
 
 from haygraph.retrieval.config import E5_BACKEND
 from haygraph.retrieval.e5_encoder import E5Encoder
-from haygraph.retrieval.errors import ModelUnavailableError
+from haygraph.retrieval.embedding_cache import onnx_encoder, onnx_twin
 from haygraph.retrieval.model_paths import resolve_model
-from haygraph.retrieval.onnx_encoder import OnnxSentenceEncoder, export_onnx
-
-logger = logging.getLogger(__name__)
+from haygraph.retrieval.onnx_encoder import OnnxSentenceEncoder
 
 
 class QueryMemo:
@@ -64,44 +59,6 @@ class QueryMemo:
         self._items.move_to_end((model, text))
         while len(self._items) > self.max_size:
             self._items.popitem(last=False)
-
-
-def onnx_twin(model: str, cache_dir: str | None) -> OnnxSentenceEncoder | None:
-    """The fp32 ONNX copy of torch model `model`, when exported and runnable without torch (else None).
-
-    ONNX fp32 gives the torch vectors within float error (`benchmarks/bench_embedding.py`; the tests
-    compare the rankings), so a store's relevance calibration and answer decision hold unchanged.
-    """
-    from haygraph.retrieval.embedding_cache import onnx_encoder
-
-    try:
-        encoder = onnx_encoder(model, "onnx", cache_dir)
-    except ModelUnavailableError:  # a model that is not on this machine: the torch path says so
-        return None
-    return encoder if encoder.model_path.is_dir() and encoder.runs_without_torch() else None
-
-
-def export_onnx_twin(model: str, backend: str, cache_dir: str | None) -> Path | None:
-    """Export the fp32 ONNX copy the query path of a ``torch`` store runs on, unless it exists; its path.
-
-    Returns None, without exporting, for other backends, a model that is not a local directory, or
-    where onnxruntime is not installed. The export loads the model with torch (seconds, once per
-    cache directory); an export that fails is logged and leaves queries on torch.
-    """
-    if backend != "torch" or importlib.util.find_spec("onnxruntime") is None:
-        return None
-    from haygraph.retrieval.embedding_cache import onnx_encoder
-
-    try:
-        encoder = onnx_encoder(model, "onnx", cache_dir)
-        if not encoder.model_path.is_dir():
-            return None
-        if not encoder.export_path().is_file():
-            export_onnx(encoder.model_path, encoder.export_dir, quantize=False)
-    except (ModelUnavailableError, ImportError, OSError, RuntimeError) as exc:
-        logger.warning("could not export %s to ONNX for fast queries (queries use torch): %s", model, exc)
-        return None
-    return encoder.export_path()
 
 
 @component
@@ -174,8 +131,6 @@ class QueryEmbedder:
             e5 = E5Encoder(threads=self.threads)
             e5.warm_up()
             return e5
-        from haygraph.retrieval.embedding_cache import onnx_encoder
-
         if self.backend not in ("torch", "auto"):  # auto: a store not indexed yet, MiniLM's default
             encoder = onnx_encoder(self.model, self.backend, self.cache_dir)
             encoder.warm_up()

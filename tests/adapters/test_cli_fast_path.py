@@ -14,12 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from haystack import Document
 
 from haygraph.retrieval import sample_handbook_path
 from haygraph.retrieval.config import RetrievalConfig
+from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder, export_onnx_twin, onnx_twin
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 from haygraph.retrieval.onnx_encoder import OnnxSentenceEncoder
-from haygraph.retrieval.query_embedder import QueryEmbedder, export_onnx_twin, onnx_twin
+from haygraph.retrieval.query_embedder import QueryEmbedder
 
 pytestmark = pytest.mark.integration
 
@@ -99,6 +101,16 @@ class TestSameAnswersEitherWay:
             b = np.asarray(slow.run(text=query)["embedding"])
             assert float(a @ b) > 0.9999, query
 
+    def test_indexing_runs_on_the_onnx_copy_with_the_torch_vectors(self, english_store: Path) -> None:
+        config = KnowledgeBase.open(english_store).config.embedder
+        texts = [QUESTION, "Employees may work remotely two days a week.", "差旅 " * 300]
+        fast = CachedDocumentEmbedder(cache_dir=config.cache_dir, use_cache=False, backend="torch")
+        vectors = [d.embedding for d in fast.run(documents=[Document(content=t) for t in texts])["documents"]]
+        assert isinstance(fast._embedder, OnnxSentenceEncoder)
+        slow = QueryEmbedder(config.model, backend="torch")._load_torch()
+        for text, vector in zip(texts, vectors, strict=True):
+            assert float(np.asarray(vector) @ np.asarray(slow.run(text=text)["embedding"])) > 0.9999
+
     @pytest.mark.parametrize("mode", ["hybrid", "dense"])
     def test_rankings_and_scores_match(self, english_store: Path, mode: str) -> None:
         onnx_kb = KnowledgeBase.open(english_store)
@@ -113,10 +125,10 @@ class TestSameAnswersEitherWay:
 
 def test_index_exports_the_query_model_of_a_torch_store(tmp_path: Path, monkeypatch) -> None:
     from haygraph.adapters.cli import main
-    from haygraph.retrieval import query_embedder
+    from haygraph.retrieval import embedding_cache
 
     calls: list[tuple] = []
-    monkeypatch.setattr(query_embedder, "export_onnx_twin", lambda *args: calls.append(args))
+    monkeypatch.setattr(embedding_cache, "export_onnx_twin", lambda *args: calls.append(args))
     docs = tmp_path / "docs"
     docs.mkdir()
     shutil.copy(sample_handbook_path() / "remote-work.md", docs)
