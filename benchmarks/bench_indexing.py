@@ -41,7 +41,7 @@ from haygraph.retrieval.store import EmbeddedDocumentStore
 def handbook_chunks() -> list[str]:
     """The chunk texts of the handbook's English pages, as the indexing pipeline splits them."""
     files = [p for p in sorted(sample_handbook_path().iterdir()) if p.name.isascii()]
-    pipe = build_indexing_pipeline(RetrievalConfig(), EmbeddedDocumentStore(), from_files=True)
+    pipe = build_indexing_pipeline(RetrievalConfig(), EmbeddedDocumentStore(), from_files=True, embed=False)
     data = {"converter": {"sources": [str(p) for p in files], "meta": {}}}
     out = pipe.run(data, include_outputs_from={"dedup"})
     return [d.content or "" for d in out["dedup"]["documents"]]
