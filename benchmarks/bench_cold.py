@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                 walls[name].append(_run(make(run), env))
             print(f"round {run}/{args.runs} done", file=sys.stderr)
         breakdown = import_breakdown(["ask", QUESTION, "--store", str(handbook)], env)
-    figures = {
+    figures: dict[str, dict[str, Any]] = {
         name: {
             "p50_s": round(statistics.median(w), 3),
             "max_s": round(max(w), 3),
