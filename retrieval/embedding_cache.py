@@ -8,8 +8,8 @@ by `OnnxSentenceEncoder` (``"onnx"``, ``"onnx-int8"``) or by the bundled multili
 so each batch holds texts of similar length and pads little. The int8 model's vectors differ from the
 fp32 ones, so they are cached under their own key (as are e5's); ONNX fp32 reproduces the torch vectors
 and shares theirs. So once a torch model's fp32 ONNX copy is exported (`export_onnx_twin`, which
-``haygraph index`` calls), ``backend="torch"`` runs on that copy (`onnx_twin`), for documents and queries,
-and imports no torch.
+``haygraph index`` calls), ``backend="torch"`` runs on that copy (`onnx_twin`) for queries and for
+small indexing jobs, and imports no torch.
 
 Embeddings leave this component as float32 NumPy rows (views of one array per slice), never as Python
 float lists: at 100k chunks a list copy of the vectors alone costs over 1 GB.
@@ -44,6 +44,12 @@ logger = logging.getLogger(__name__)
 
 CACHE_SLICE = 256
 """Chunks embedded (and cached) per slice."""
+
+TWIN_MAX_TEXTS = 256
+"""Most texts a ``torch`` embedder embeds on the model's ONNX copy (more: torch, faster per chunk).
+
+Break-even by the figures in `CachedDocumentEmbedder._load_model`: about 80 (long abstracts) to 400
+(handbook chunks) texts."""
 
 
 def default_cache_dir() -> Path:
@@ -217,14 +223,16 @@ class CachedDocumentEmbedder:
             self.model = E5_MODEL
         logger.info("embedding model chosen for this corpus: %s (%s)", self.model, self.backend)
 
-    def _load_model(self) -> None:
+    def _load_model(self, texts: int = 0) -> None:
         """Create (once) the backend's embedder and load its model, resolved offline.
 
-        A torch model whose fp32 ONNX copy is exported (`onnx_twin`) runs on ONNX Runtime: the same
-        vectors (they share the cache), about the same chunks/s, and no torch to import
-        (`benchmarks/bench_indexing.py`, README).
+        A torch model whose fp32 ONNX copy is exported (`onnx_twin`) runs on ONNX Runtime when at most
+        `TWIN_MAX_TEXTS` texts are to be embedded: the same vectors (they share the cache) without
+        loading torch. Measured in one run (`benchmarks/bench_indexing.py`, 2 loaded cores): loading
+        took 9.3 s with torch and 0.4 s with ONNX, but torch then embedded 1.2-1.6x more chunks/s
+        (handbook 10.2 against 8.3, SciFact abstracts 5.9 against 3.6), so a large job loads torch.
         """
-        if self._embedder is None and self.backend in ("torch", "auto"):
+        if self._embedder is None and self.backend in ("torch", "auto") and texts <= TWIN_MAX_TEXTS:
             self._embedder = onnx_twin(self.model, self.cache_dir)
         if self._embedder is None:
             if self.backend in ("torch", "auto"):
@@ -262,7 +270,7 @@ class CachedDocumentEmbedder:
             vectors = {i: found[k] for i, k in enumerate(keys) if k in found}
         missing = [i for i in range(len(documents)) if i not in vectors]
         if missing:
-            self._load_model()  # skipped entirely when every vector is cached
+            self._load_model(len(missing))  # skipped entirely when every vector is cached
             self._embed_missing(missing, texts, keys, vectors)
         self.stats = {"cached": len(documents) - len(missing), "embedded": len(missing)}
         logger.info("embedded %d chunks, %d from cache", len(missing), len(documents) - len(missing))
