@@ -1,5 +1,9 @@
 """Exceptions raised by the retrieval plane; one tree with `RetrievalError` at its root."""
 
+from __future__ import annotations
+
+from typing import Any
+
 
 class RetrievalError(Exception):
     """Base class of every error raised by `retrieval`."""
@@ -86,3 +90,9 @@ class ModelUnavailableError(RetrievalError):
 
 class ScoreScaleError(RetrievalError):
     """Scores are on a scale a component cannot handle (negative, missing, not finite)."""
+
+
+def describe_value(value: Any) -> str:
+    """A wrong argument's type and the start of its repr, for an `ArgumentError` message."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:80]}{'…' if len(text) > 80 else ''}"

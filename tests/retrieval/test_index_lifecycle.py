@@ -22,6 +22,7 @@ from haygraph.retrieval.errors import (
     StoreError,
     UnknownSourceError,
 )
+from haygraph.retrieval.index_checks import check_compatible
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 from haygraph.retrieval.store import EmbeddedDocumentStore
 from tests.retrieval.store_helpers import fake_warm_up
@@ -307,7 +308,7 @@ class TestWriters:
         # ONNX fp32 gives the torch vectors: the check lets it through (it fails later only if
         # onnxruntime is missing, which is not what this test is about)
         fp32 = RetrievalConfig(embedder={"backend": "onnx"})
-        KnowledgeBase(fp32, tmp_path / "kb")._check_compatible()
+        check_compatible(fp32, EmbeddedDocumentStore.load(tmp_path / "kb"))
 
 
 class TestStoreDefaultReranker:

@@ -50,6 +50,8 @@ def fake_model(monkeypatch):
     FakeTextEmbedder.instances = []
     monkeypatch.setattr(st, "SentenceTransformersTextEmbedder", FakeTextEmbedder)
     monkeypatch.setattr(query_embedder_module, "resolve_model", lambda name: f"/abs/models/{name}")
+    # the torch path itself, even where an earlier test exported the model's ONNX copy
+    monkeypatch.setattr(query_embedder_module, "onnx_twin", lambda model, cache_dir: None)
     return FakeTextEmbedder
 
 
