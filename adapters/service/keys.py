@@ -62,7 +62,7 @@ class KeyGrant(BaseModel):
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the tenant (None without `--api-keys`), the key's tool grant, write right, rate limit."""
+    """Who is calling: the tenant (None without `--api-keys`), the key's tools, write right and rate limit."""
 
     tenant: str | None
     tools: tuple[str, ...] | None = None
