@@ -84,7 +84,7 @@ def _small_files(root: Path, run: int) -> Path:
 # also lists an import that failed at once, such as Haystack's hidden torch import)
 _REPORT_HEAVY = (
     "import json, sys\n"
-    "from haygraph.adapters.cli import main\n"
+    "from haygraph.adapters.cli.main import main\n"
     "code = main(sys.argv[1:])\n"
     "heavy = ('torch', 'transformers', 'sentence_transformers')\n"
     "print(json.dumps([m for m in heavy if sys.modules.get(m) is not None]), file=sys.stderr)\n"

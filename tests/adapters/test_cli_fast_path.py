@@ -32,7 +32,7 @@ QUESTION = "How many days of annual leave do I get?"
 # runs one CLI command in a fresh interpreter and reports its exit code and the modules it imported
 SCRIPT = (
     "import contextlib, io, json, sys\n"
-    "from haygraph.adapters.cli import main\n"
+    "from haygraph.adapters.cli.main import main\n"
     "out = io.StringIO()\n"
     "with contextlib.redirect_stdout(out):\n"
     "    code = main(sys.argv[1:])\n"
@@ -124,7 +124,7 @@ class TestSameAnswersEitherWay:
 
 
 def test_index_exports_the_query_model_of_a_torch_store(tmp_path: Path, monkeypatch) -> None:
-    from haygraph.adapters.cli import main
+    from haygraph.adapters.cli.main import main
     from haygraph.retrieval import embedding_cache
 
     calls: list[tuple] = []

@@ -12,7 +12,7 @@ import sys
 
 from langchain_core.language_models import BaseChatModel
 
-from haygraph.adapters.cli import main
+from haygraph.adapters.cli.main import main
 from haygraph.control.planning import model_calls
 from tests.adapters.service.chat_models import SlowChatModel
 
