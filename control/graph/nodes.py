@@ -223,7 +223,8 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     model = runtime.context.answerability
     if model is None:
         return {"quality": best_relevance(evidence), "answerable": None, "decision": None}
-    decision = model.decide(state.get("query") or state.get("question", ""), evidence)
+    question = state.get("question", "")
+    decision = model.decide(state.get("query") or question, evidence, asked=question)
     return {
         "quality": best_relevance(evidence),
         "answerable": decision.probability if decision.rule is None else 0.0,

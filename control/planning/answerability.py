@@ -365,8 +365,11 @@ class AnswerabilityModel:
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"cannot load answerability weights from {path}: {exc}") from exc
 
-    def decide(self, question: str, evidence: Sequence[Evidence]) -> Decision:
+    def decide(self, question: str, evidence: Sequence[Evidence], *, asked: str | None = None) -> Decision:
         """Whether `evidence` answers `question`, with the probability and the signals behind it.
+
+        `asked`: the user's own words when `question` is the rewritten query (whether it is a yes/no
+        question is read from them: rewriting drops the trailing 吗).
 
         Rules first: no evidence, a question without content terms, or one in another language's
         script is not answerable.
@@ -392,7 +395,7 @@ class AnswerabilityModel:
             names = ", ".join(f"'{t}'" for t in absent)
             return Decision(False, p, self.threshold, signals, rule=f"no retrieved passage mentions {names}")
         contrasted = contrasted_words(
-            question, [e.text for e in evidence], quoted_units(question, evidence), self.encoder
+            question, [e.text for e in evidence], quoted_units(question, evidence), self.encoder, asked=asked
         )
         if contrasted:
             pairs = ", ".join(f"'{word}' (they state '{sibling}')" for word, sibling in contrasted)

@@ -122,7 +122,12 @@ SYNONYM_COSINE = 0.97
 
 
 def contrasted_words(
-    question: str, texts: Sequence[str], units: Sequence[str], encoder: MeaningEncoder | None = None
+    question: str,
+    texts: Sequence[str],
+    units: Sequence[str],
+    encoder: MeaningEncoder | None = None,
+    *,
+    asked: str | None = None,
 ) -> list[tuple[str, str]]:
     """The question's missing Chinese key words that `units` name a sibling of: (missing, sibling).
 
@@ -134,9 +139,9 @@ def contrasted_words(
     evidence (a word any of them holds is not missing); `units` the answer units that would be quoted.
     With an `encoder`, a sibling as close in meaning as a synonym (`SYNONYM_COSINE`) does not count.
     A yes/no question has none: "还需要手动加吗" over a sentence saying it happens 自动 is answered
-    by the contrast.
+    by the contrast (read from `asked`, the user's own words, when `question` is a rewritten query).
     """
-    if _YES_NO.search(question):
+    if _YES_NO.search(question) or (asked is not None and _YES_NO.search(asked)):
         return []
     missing = [w for w in missing_words(question, texts)[0] if not w.isascii() and len(w) == 2]
     if not missing or not units:

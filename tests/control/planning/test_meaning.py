@@ -91,6 +91,8 @@ class TestContrastedWords:
     def test_a_yes_no_question_is_answered_by_the_contrast(self):
         auto = ["使用 v-model.number 时，输入框的值会被自动转换为数字。"]
         assert contrasted_words("输入框还需要手动转换为数字吗？", auto, auto) == []
+        rewritten = "输入框还需要手动转换为数字"  # the query rewriting drops the trailing 吗
+        assert contrasted_words(rewritten, auto, auto, asked="输入框还需要手动转换为数字吗？") == []
         assert contrasted_words("输入框手动转换的数字是多少", auto, auto) == [("手动", "自动")]
 
     def test_verbs_numerals_and_synonyms_are_not_siblings(self):
