@@ -108,10 +108,11 @@ def question_terms(question: str) -> dict[str, float]:
 
 EN_NUMERALS = (
     r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
-    r"sixty|hundred|thousand|million|once|twice|dozen|half|a single|"
+    r"sixty|hundred|thousand|million|once|twice|dozen|"
     r"an? (?=(?:day|week|month|hour|year|minute)s?\b)"
 )
-"""English number words (and "a"/"an" before a unit of time: "an hour", "a year")."""
+"""English number words (and "a"/"an" before a unit of time: "an hour", "a year"). Not "half": "taken in
+half days" names a unit of leave, not how many days (it outranked the 12/15/20-day table)."""
 ZH_NUMERALS = r"[零〇一二两三四五六七八九十百千万亿半几]+"
 """Chinese numerals (三年, 十二天, 两周, 半个月)."""
 ZH_MEASURES = (

@@ -262,6 +262,7 @@ class TestStructuredUnits:
             "number", "There is no limit."
         )
         assert not holds_type("duration", "By default, v-model syncs after each input event.")
+        assert not holds_type("duration", "Annual leave can be taken in half days.")
 
     def test_how_many_days_prefers_a_duration_to_a_date(self) -> None:
         # Both units share "annual", "leave", "day"; only the second holds a number of days ("1 January"
