@@ -156,11 +156,11 @@ def contrasted_words(
             if len(p.word) == 2 and _CJK.match(p.word[0]) and (p.flag[0] in "nt" or p.flag == "vn")
         }
 
-    asked = things(question_text(question))
+    nouns = things(question_text(question))
     # the word after 什么 / 哪个 names the kind of the answer ("属于什么科目" is answered by "...科"),
     # not a thing the evidence should hold
     kinds = {m.group(1) for m in _ASKED_KIND.finditer(question)}
-    missing = [w for w in missing if w in asked and w not in kinds]
+    missing = [w for w in missing if w in nouns and w not in kinds]
     stated = set().union(*(things(unit) for unit in units)) if missing else set()
     found = []
     for word in missing:
