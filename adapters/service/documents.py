@@ -13,11 +13,16 @@ file must fit `max_upload_bytes`, and an office package must not unpack to more 
 
 Indexing runs on one worker thread (writes to a store are serialized anyway); a job's progress is
 `{state, phase, done, total}` with `done`/`total` counting chunks embedded (or found in the cache).
+Every job's state is journalled in `<store>/uploads/jobs.json` (written atomically when it is queued,
+starts, ends): after a crash or `kill -9`, the next start reports the jobs that were queued or
+running as failed (`INTERRUPTED`) instead of forgetting them; the store itself holds the version
+before the job or the one it saved, never a mix.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import secrets
@@ -55,6 +60,15 @@ MAX_NAME_BYTES = 200
 MAX_FILES_PER_UPLOAD = 20
 KEPT_JOBS = 200
 """Finished jobs remembered (the oldest are forgotten first)."""
+
+JOBS_FILE = "jobs.json"
+"""The job journal, in the uploads folder: every job's last saved state, so a restart can tell."""
+
+INTERRUPTED = (
+    "interrupted: the server stopped while this job ran (the store keeps the version before it or the "
+    "one it saved, never a mix); upload the files again or re-index them"
+)
+"""The error of a job that was queued or running when the server stopped (read back at start-up)."""
 
 ZIP_FORMATS = frozenset({".docx", ".pptx", ".xlsx"})
 _COPY_BLOCK = 1024 * 1024
@@ -164,6 +178,24 @@ class IndexJob:
     created: float = field(default_factory=time.time)
     finished: float | None = None
 
+    def record(self) -> dict[str, Any]:
+        """The job as the journal keeps it (`to_json` and the tenant)."""
+        return {**self.to_json(), "tenant": self.tenant}
+
+    @classmethod
+    def from_record(cls, item: Any) -> IndexJob | None:
+        """A job read back from the journal (None for a record that is not one)."""
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            return None
+        names = ("id", "tenant", "kind", "files", "state", "phase", "done", "total", "report", "error")
+        try:
+            job = cls(**{k: item[k] for k in names if k in item})
+        except TypeError:
+            return None
+        job.created = float(item.get("created") or job.created)
+        job.finished = float(item["finished"]) if item.get("finished") is not None else None
+        return job
+
     def to_json(self) -> dict[str, Any]:
         """The job as the status endpoint returns it."""
         return {
@@ -193,6 +225,48 @@ class DocumentManager:
         self._writer: Any = None
         self._write_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="haygraph-index")
+        self._journal_lock = threading.Lock()
+        self._load_journal()
+
+    # -- the job journal ---------------------------------------------------------------------------
+    def _load_journal(self) -> None:
+        """Read the jobs of earlier runs; those still queued or running were interrupted: failed."""
+        path = self.uploads / JOBS_FILE
+        try:
+            records = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            logger.warning("cannot read the job journal %s (%s): earlier jobs are forgotten", path, exc)
+            return
+        interrupted = 0
+        for item in records if isinstance(records, list) else []:
+            job = IndexJob.from_record(item)
+            if job is None:
+                continue
+            if job.state in ("queued", "running"):
+                job.state, job.phase, job.error, job.finished = "failed", "failed", INTERRUPTED, time.time()
+                interrupted += 1
+            self._jobs[job.id] = job
+        if interrupted:
+            logger.warning(
+                "%d indexing job(s) were interrupted by the last stop; they are reported failed", interrupted
+            )
+            self._save_journal()
+
+    def _save_journal(self) -> None:
+        """Write every remembered job's state (atomically: a crash leaves the old journal or the new)."""
+        with self._jobs_lock:
+            records = [job.record() for job in self._jobs.values()]
+        path = self.uploads / JOBS_FILE
+        with self._journal_lock:
+            try:
+                self.uploads.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(f".{JOBS_FILE}.tmp")
+                tmp.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+                os.replace(tmp, path)
+            except OSError as exc:  # a full disk or a read-only store: the jobs still run
+                logger.warning("cannot write the job journal %s: %s", path, exc)
 
     def close(self) -> None:
         """Stop accepting jobs; a job already running finishes (its store save is atomic either way)."""
@@ -290,6 +364,7 @@ class DocumentManager:
             finished = [j for j in self._jobs.values() if j.finished is not None]
             for old in sorted(finished, key=lambda j: j.created)[: max(0, len(self._jobs) - KEPT_JOBS)]:
                 del self._jobs[old.id]
+        self._save_journal()
         self._pool.submit(self._run_job, job, files)
         return job
 
@@ -309,6 +384,7 @@ class DocumentManager:
 
     def _run_job(self, job: IndexJob, files: list[Path]) -> None:
         job.state, job.phase = "running", "converting"
+        self._save_journal()
 
         def progress(done: int, total: int) -> None:
             job.phase = "embedding" if done < total else "saving"
@@ -346,9 +422,11 @@ class DocumentManager:
             return
         job.state, job.phase, job.finished = "done", "done", time.time()
         job.done = job.total = max(job.total, report.chunks)
+        self._save_journal()
 
     def _fail(self, job: IndexJob, message: str) -> None:
         job.state, job.phase, job.error, job.finished = "failed", "failed", message, time.time()
+        self._save_journal()
 
     def _public(self, message: str) -> str:
         """A library message without the server's folder names (the uploads folder is not the user's)."""

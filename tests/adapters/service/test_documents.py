@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 
 import pytest
 from haystack import Document
 
+from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.service.app import is_document_write
 from haygraph.adapters.service.citations import locate_quote
 from haygraph.adapters.service.documents import (
+    INTERRUPTED,
+    JOBS_FILE,
+    UPLOADS_DIR,
+    DocumentManager,
+    IndexJob,
     UploadRefused,
     check_upload_name,
     source_rows,
     tenant_folder_name,
 )
+from haygraph.adapters.service.errors import NotFoundError
 from haygraph.adapters.service.keys import Caller, parse_api_keys
 from haygraph.retrieval.errors import UnreadableFileError
 from haygraph.retrieval.office_formats import check_unpacked_size
@@ -127,3 +135,36 @@ def test_source_rows_group_chunks(tmp_path: Path) -> None:
     assert rows["a.md"]["uploaded"] is True and rows["a.md"]["indexed_at"] == "t"
     assert rows["b.pdf"]["format"] == "pdf" and rows["b.pdf"]["bytes"] is None
     assert rows["b.pdf"]["uploaded"] is False and rows["b.pdf"]["tenant"] == "B"
+
+
+class TestJobJournal:
+    """Jobs outlive the process: a restart reports a job that was running as failed, not unknown."""
+
+    @staticmethod
+    def manager(store: Path) -> DocumentManager:
+        return DocumentManager(LiveKnowledgeBase(store), max_upload_bytes=1024)
+
+    def test_a_job_running_when_the_server_stopped_is_reported_failed(self, tmp_path: Path) -> None:
+        first = self.manager(tmp_path)
+        running = IndexJob(id="a1", tenant="acme", kind="upload", files=["x.md"], state="running", done=3)
+        done = IndexJob(id="b2", tenant="acme", kind="upload", files=["y.md"], state="done", phase="done")
+        first._jobs.update({running.id: running, done.id: done})
+        first._save_journal()  # as start_indexing / _run_job do; then the process is killed
+        again = self.manager(tmp_path)  # the next start on the same store
+        acme = Caller(tenant="acme")
+        assert again.job(acme, "a1").state == "failed" and again.job(acme, "a1").error == INTERRUPTED
+        assert again.job(acme, "a1").to_json()["done"] == 3 and again.job(acme, "b2").state == "done"
+        with pytest.raises(NotFoundError):
+            again.job(Caller(tenant="other"), "a1")  # still the tenant's own
+        saved = json.loads((tmp_path / UPLOADS_DIR / JOBS_FILE).read_text(encoding="utf-8"))
+        assert {r["id"]: r["state"] for r in saved} == {"a1": "failed", "b2": "done"}
+
+    def test_a_damaged_journal_is_forgotten_not_fatal(self, tmp_path: Path) -> None:
+        (tmp_path / UPLOADS_DIR).mkdir()
+        (tmp_path / UPLOADS_DIR / JOBS_FILE).write_text("{not json", encoding="utf-8")
+        assert self.manager(tmp_path)._jobs == {}
+        (tmp_path / UPLOADS_DIR / JOBS_FILE).write_text(
+            '[{"id": 5}, "x", {"id": "half"}, '
+            '{"id": "ok", "tenant": null, "kind": "upload", "files": [], "x": 1}]'
+        )
+        assert list(self.manager(tmp_path)._jobs) == ["ok"]
