@@ -270,19 +270,22 @@ def unit_signals(
     question: str, q_terms: dict[str, float], top: Sequence[Evidence], encoder: MeaningEncoder | None = None
 ) -> dict[str, float]:
     """``unit_coverage``, ``type_missing`` and the meaning signals over the answer units of `top`."""
-    units = [unit for e in top for unit in answer_units(e.text)]
     headings = [" > ".join(e.heading_path) or Path(e.source).stem.replace("-", " ") for e in top]
     texts = [f"{h} {e.text}" for h, e in zip(headings, top, strict=True)]
-    shares = [term_share(q_terms, unit) for unit in units]
     # meaning reads the units that share most of the question first (evidence order among equals, so
     # a question in the other language, sharing no word, reads the best evidence's first units)
-    by_share = [units[i] for i in sorted(range(len(units)), key=lambda i: -shares[i])]
-    meaning = meaning_signals(question, by_share, headings, texts, encoder)
-    best = max(shares, default=0.0)
+    ranked = units_by_share(q_terms, top)
+    meaning = meaning_signals(question, [unit for unit, _ in ranked], headings, texts, encoder)
+    best = ranked[0][1] if ranked else 0.0
     kind = asked_type(question)
-    sharing = [u for u, share in zip(units, shares, strict=True) if share > 0]
-    missing = kind is not None and not any(holds_type(kind, u) for u in sharing)
+    missing = kind is not None and not any(holds_type(kind, u) for u, share in ranked if share > 0)
     return {"unit_coverage": best, "type_missing": 1.0 if missing else 0.0, **meaning}
+
+
+def units_by_share(q_terms: dict[str, float], top: Sequence[Evidence]) -> list[tuple[str, float]]:
+    """The answer units of `top` with their `term_share`, most shared first (evidence order among equals)."""
+    units = [unit for e in top for unit in answer_units(e.text)]
+    return sorted(((unit, term_share(q_terms, unit)) for unit in units), key=lambda pair: -pair[1])
 
 
 def quoted_units(question: str, evidence: Sequence[Evidence], n: int = 3) -> list[str]:
@@ -290,12 +293,8 @@ def quoted_units(question: str, evidence: Sequence[Evidence], n: int = 3) -> lis
 
     Those an extractive answer would quote; none when no unit shares any term.
     """
-    q_terms = terms(question_text(question))
     top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
-    units = [unit for e in top for unit in answer_units(e.text)]
-    shares = [term_share(q_terms, unit) for unit in units]
-    best = sorted(range(len(units)), key=lambda i: -shares[i])[:n]
-    return [units[i] for i in best if shares[i] > 0]
+    return [unit for unit, share in units_by_share(terms(question_text(question)), top)[:n] if share > 0]
 
 
 def answerability_features(question: str, signals: dict[str, float]) -> tuple[float, ...]:
