@@ -21,7 +21,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,7 @@ class LiveKnowledgeBase:
         config: RetrievalConfig | None = None,
         warm_top_ks: Sequence[int] = (3, 5),
         check_interval_s: float = 2.0,
+        on_reload: Callable[[], None] | None = None,
     ) -> None:
         self.store_dir = Path(store_dir)
         self.config = config
@@ -75,6 +76,8 @@ class LiveKnowledgeBase:
         self._checked_at = float("-inf")
         self.reloads = 0
         """Number of versions swapped in after the first load."""
+        self.on_reload = on_reload
+        """Called (in the reloading thread) after a new version replaced the previous one."""
 
     @property
     def current(self) -> Snapshot:
@@ -126,6 +129,9 @@ class LiveKnowledgeBase:
         self._current = snap  # one reference assignment: requests see the old or the new snapshot
         if replaced is not None:
             self.reloads += 1
+            del replaced
+            if self.on_reload is not None:
+                self.on_reload()
         logger.info(
             "store %s version %s loaded: %d chunks in %.1f s",
             self.store_dir,

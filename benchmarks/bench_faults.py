@@ -6,7 +6,11 @@ Each fault runs against the real service (in this process, on 127.0.0.1) over th
 - `sqlite_lock`: the SQLite threads file held by `BEGIN EXCLUSIVE` in another process, then released;
 - `disk_full`: `index` on a 1 MB tmpfs filled to 8 KB free, then the space given back (needs mount rights);
 - `store_gone`: the store directory removed under the service, then put back with a new version;
-- `kill_writer`: `haygraph index` killed with SIGKILL while it writes a version, under the service.
+- `kill_writer`: `haygraph index` killed with SIGKILL while it writes a version, under the service;
+- `disk_full_upload`: uploads to the service on a full 1 MB tmpfs (one the disk cannot take, one that
+  fits but whose new version does not), then the space given back (needs mount rights);
+- `kill_serve`: `haygraph serve` (a real process) killed with SIGKILL while a background upload job
+  embeds or saves, then started again.
 
     python -m benchmarks.bench_faults [--only postgres,disk_full] [--out faults.json]
 
@@ -220,12 +224,116 @@ def fault_kill_writer(store: Path, tmp: Path) -> dict[str, Any]:
     return {"trials": outcomes, "service_documents_after": ready["documents"], "search_http": search}
 
 
+PARKING = b"# Parking\n\nStaff parking permits cost 35 euros per month at the facilities desk.\n"
+
+
+def _upload(url: str, name: str, data: bytes) -> httpx.Response:
+    return httpx.post(f"{url}/v1/sources", files=[("files", (name, data))], timeout=60)
+
+
+def _job(url: str, job_id: str, timeout_s: float = 300) -> dict[str, Any]:
+    """The job's final state (done or failed), polled."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job: dict[str, Any] = httpx.get(f"{url}/v1/jobs/{job_id}", timeout=10).json()
+        if job["state"] in ("done", "failed"):
+            return job
+        time.sleep(0.05)
+    return {"state": "timeout"}
+
+
+def fault_disk_full_upload(store: Path, tmp: Path) -> dict[str, Any]:
+    """Uploads on a full disk: refused (507) or a failed job; the served version intact; then space back."""
+    disk = tmp / "disk"
+    disk.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True)
+    if mount.returncode != 0:
+        return {"skipped": f"cannot mount a tmpfs: {mount.stderr.decode().strip()}"}
+    try:
+        shutil.copytree(store, disk / "store")
+        with _service(disk / "store", reload_interval_s=0.5) as url:
+            version = httpx.get(f"{url}/readyz").json()["store_version"]
+            filler = disk / "filler"
+            filler.write_bytes(b"\0" * (shutil.disk_usage(disk).free - 8192))
+            start = time.monotonic()
+            too_big = _upload(url, "parking.md", PARKING * 400)
+            refused_ms = round((time.monotonic() - start) * 1000)
+            fits = _upload(url, "parking.md", PARKING)
+            job = _job(url, fits.json()["job"]["id"]) if fits.status_code == 202 else {}
+            ready = httpx.get(f"{url}/readyz").json()
+            search = httpx.post(f"{url}/v1/search", json={"query": "Acme per diem"}, timeout=30)
+            filler.unlink()
+            start = time.monotonic()
+            again = _upload(url, "parking.md", PARKING)
+            done = _job(url, again.json()["job"]["id"]) if again.status_code == 202 else {}
+            recover = round(time.monotonic() - start, 2)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+    return {
+        "upload_the_disk_cannot_take": {"http": too_big.status_code, "error": too_big.json().get("error")},
+        "refused_after_ms": refused_ms,
+        "upload_that_fits_job": {
+            "http": fits.status_code,
+            "state": job.get("state"),
+            "error": job.get("error"),
+        },
+        "served_after_failure": {
+            "version_unchanged": ready["store_version"] == version,
+            "documents": ready["documents"],
+            "search_http": search.status_code,
+        },
+        "after_space_back": {"job": done.get("state"), "seconds_upload_to_served": recover},
+    }
+
+
+def fault_kill_serve(store: Path, tmp: Path, trials: int = 4) -> dict[str, Any]:
+    """SIGKILL of a real `haygraph serve` during a background upload job (embedding, then later), restart."""
+    from tests.adapters.service.server_helpers import serve_process
+    from tests.adapters.service.test_store_faults import catalogue
+
+    outcomes: dict[str, int] = {"old": 0, "new_whole": 0, "mix": 0}
+    jobs_after: list[str] = []
+    restart_s: list[float] = []
+    for trial in range(trials):
+        live = tmp / f"store-{trial}"
+        shutil.copytree(store, live)
+        document = catalogue(120)
+        with serve_process(["--store", str(live)], tmp / f"serve-{trial}.log") as (proc, url):
+            job_id = _upload(url, "catalogue.md", document).json()["job"]["id"]
+            # trial 0 kills as soon as embedding starts; later trials later, up to the save itself
+            phase = "embedding" if trial < trials - 1 else "loading"
+            _until(
+                lambda url=url, job_id=job_id, phase=phase: (  # type: ignore[misc]
+                    httpx.get(f"{url}/v1/jobs/{job_id}", timeout=10).json()["phase"] in (phase, "done")
+                ),
+                300,
+                0.01,
+            )
+            time.sleep(0.5 * trial if phase == "embedding" else 0)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        start = time.monotonic()
+        with serve_process(["--store", str(live)], tmp / f"restart-{trial}.log") as (_, url):
+            restart_s.append(round(time.monotonic() - start, 2))
+            job = httpx.get(f"{url}/v1/jobs/{job_id}", timeout=10).json()
+            jobs_after.append(f"{job['state']}: {(job.get('error') or '')[:60]}")
+            chunks = httpx.get(f"{url}/readyz", timeout=10).json()["documents"]
+            rows = {r["id"]: r for r in httpx.get(f"{url}/v1/sources", timeout=10).json()}
+            if "catalogue.md" not in rows:
+                outcomes["old" if chunks == 4 else "mix"] += 1
+            else:
+                outcomes["new_whole" if chunks == 4 + rows["catalogue.md"]["chunks"] else "mix"] += 1
+    return {"trials": outcomes, "jobs_after_restart": jobs_after, "restart_to_ready_s": restart_s}
+
+
 FAULTS = {
     "postgres": fault_postgres,
     "sqlite_lock": fault_sqlite_lock,
     "disk_full": fault_disk_full,
     "store_gone": fault_store_gone,
     "kill_writer": fault_kill_writer,
+    "disk_full_upload": fault_disk_full_upload,
+    "kill_serve": fault_kill_serve,
 }
 
 

@@ -114,8 +114,11 @@ class StoreLock:
             if not _same_file(fd, self.path):  # the file was removed while we waited: lock the new one
                 os.close(fd)
                 continue
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            try:  # the holder's pid is only a courtesy to a waiting writer: a full disk may refuse it
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            except OSError as exc:
+                logger.debug("store %s: lock held, its pid not recorded: %s", self.directory, exc)
             self._fd = fd
             if waiting:
                 logger.warning("store %s: the other writer finished; continuing", self.directory)

@@ -43,6 +43,7 @@ from haygraph.adapters.service.errors import (
     BadRequestError,
     DeadlineExceededError,
     ForbiddenError,
+    InsufficientStorageError,
     NotReadyError,
     PayloadTooLargeError,
     ServiceError,
@@ -86,6 +87,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (429, "Overloaded or rate-limited: retry after the Retry-After header's seconds"),
         (503, "Not ready or shutting down"),
         (504, "Deadline exceeded"),
+        (507, "The server's disk is full: an upload was not saved, nothing changed"),
     )
 }
 WEB_DIR = Path(__file__).with_name("web")
@@ -490,7 +492,8 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         description="Every format `haygraph index` reads. Each refused file (type, name, size, zip bomb) "
         "is listed with its reason; the others are indexed by the job whose status is "
         "`GET /v1/jobs/{job_id}`. 400 when no file is accepted, 413 when the request is larger than "
-        "`--max-upload-bytes`, 403 for a read-only key.",
+        "`--max-upload-bytes`, 403 for a read-only key, 507 when the server's disk is full (nothing "
+        "changed; upload again once space is freed).",
     )
     async def upload(
         caller: CallerDep,
@@ -502,7 +505,7 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
             raise BadRequestError(f"at most {MAX_FILES_PER_UPLOAD} files per upload, got {len(files)}")
         results: list[dict[str, Any]] = []
         accepted: list[Path] = []
-        too_large = 0
+        too_large = no_space = 0
         for upload in files:
             try:
                 path = await asyncio.to_thread(
@@ -510,6 +513,7 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
                 )
             except UploadRefused as exc:
                 too_large += exc.too_large
+                no_space += exc.no_space
                 results.append({"name": str(upload.filename or ""), "accepted": False, "error": str(exc)})
                 continue
             finally:
@@ -518,6 +522,8 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
             results.append({"name": path.name, "accepted": True, "error": None})
         if not accepted:
             message = "; ".join(r["error"] for r in results) or "no file was uploaded"
+            if no_space == len(files):
+                raise InsufficientStorageError(message)
             raise PayloadTooLargeError(message) if too_large == len(files) else BadRequestError(message)
         job = documents.start_indexing(caller, accepted)
         return {"job": job.to_json(), "files": results}

@@ -21,6 +21,7 @@ before the job or the one it saved, never a mix.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -75,11 +76,31 @@ _COPY_BLOCK = 1024 * 1024
 
 
 class UploadRefused(Exception):
-    """One uploaded file cannot be accepted; the message says why in words."""
+    """One uploaded file cannot be accepted; the message says why in words.
 
-    def __init__(self, message: str, *, too_large: bool = False) -> None:
+    `too_large`: over the size limit (413 when every file is); `no_space`: the server could not store
+    it — a full or read-only disk (507 when every file is).
+    """
+
+    def __init__(self, message: str, *, too_large: bool = False, no_space: bool = False) -> None:
         super().__init__(message)
         self.too_large = too_large
+        self.no_space = no_space
+
+
+def _unsaved(name: str, exc: OSError) -> UploadRefused:
+    """The refusal of an upload the disk would not take (full, over quota, read-only, gone)."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        why = "no space left on the server's disk"
+    elif exc.errno == errno.EROFS:
+        why = "the server's disk is read-only"
+    else:
+        why = f"the server could not write it ({exc.strerror or type(exc).__name__})"
+    return UploadRefused(
+        f"{name}: not saved: {why}; the documents and the index are unchanged — "
+        "upload it again once the operator has freed space",
+        no_space=True,
+    )
 
 
 def check_upload_name(name: Any) -> str:
@@ -315,33 +336,41 @@ class DocumentManager:
             raise UploadRefused(
                 f"{name}: {size:,} bytes is larger than the limit of {limit:,} bytes", too_large=True
             )
-        folder = self.folder(caller.tenant)
+        try:
+            folder = self.folder(caller.tenant)
+        except OSError as exc:
+            raise _unsaved(name, exc) from exc
         target = folder / name
         if target.resolve().parent != folder.resolve():
             raise UploadRefused(f"file name {name!r} would leave the uploads folder")
         self._check_free_id(caller.tenant, name, target)
         temp = folder / f".upload-{secrets.token_hex(8)}{Path(name).suffix.lower()}"
         try:
-            written = 0
-            with open(temp, "xb") as out:
-                while block := stream.read(_COPY_BLOCK):
-                    written += len(block)
-                    if written > limit:
-                        raise UploadRefused(
-                            f"{name}: larger than the limit of {limit:,} bytes", too_large=True
-                        )
-                    out.write(block)
-            if written == 0:
-                raise UploadRefused(f"{name}: the file is empty")
-            if target.suffix.lower() in ZIP_FORMATS:
-                try:
-                    check_unpacked_size(temp)
-                except UnreadableFileError as exc:
-                    raise UploadRefused(str(exc).replace(str(temp), name)) from exc
+            self._write_checked(name, temp, stream, limit)
             os.replace(temp, target)  # replaces a previous upload of the same name (never follows a link)
+        except OSError as exc:  # a full or read-only disk: the previous upload of this name is intact
+            raise _unsaved(name, exc) from exc
         finally:
             temp.unlink(missing_ok=True)
         return target
+
+    @staticmethod
+    def _write_checked(name: str, temp: Path, stream: IO[bytes], limit: int) -> None:
+        """Copy the upload to `temp` within `limit` bytes; refuse an empty file and a zip bomb."""
+        written = 0
+        with open(temp, "xb") as out:
+            while block := stream.read(_COPY_BLOCK):
+                written += len(block)
+                if written > limit:
+                    raise UploadRefused(f"{name}: larger than the limit of {limit:,} bytes", too_large=True)
+                out.write(block)
+        if written == 0:
+            raise UploadRefused(f"{name}: the file is empty")
+        if Path(name).suffix.lower() in ZIP_FORMATS:
+            try:
+                check_unpacked_size(temp)
+            except UnreadableFileError as exc:
+                raise UploadRefused(str(exc).replace(str(temp), name)) from exc
 
     def _check_free_id(self, tenant: str | None, name: str, target: Path) -> None:
         """Refuse a name that is already the id of a source indexed from another file."""
@@ -432,8 +461,11 @@ class DocumentManager:
         """A library message without the server's folder names (the uploads folder is not the user's)."""
         for folder in sorted({str(self.uploads.resolve()), str(self.uploads)}, key=len, reverse=True):
             message = message.replace(folder + os.sep, "").replace(folder, "")
-        for folder in sorted({str(Path(self.knowledge.store_dir).resolve()), str(self.knowledge.store_dir)}):
+        store = Path(self.knowledge.store_dir)
+        for folder in sorted({str(store.resolve()), str(store)}):
             message = message.replace(folder, "<store>")
+        for disk in {*store.parents, *store.resolve().parents}:  # "the disk at /srv/... has 0.0 MB free"
+            message = message.replace(f"the disk at {disk} ", "the server's disk ")
         return " ".join(message.split())
 
     def _await_snapshot(self, timeout_s: float = 120.0) -> None:

@@ -62,6 +62,13 @@ class PayloadTooLargeError(ServiceError):
     error_type = "request_too_large"
 
 
+class InsufficientStorageError(ServiceError):
+    """The server's disk is full (or read-only): an upload could not be saved; nothing was changed."""
+
+    status_code = 507
+    error_type = "insufficient_storage"
+
+
 class NotFoundError(ServiceError):
     """The thread (or model) asked for does not exist for this caller."""
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +33,28 @@ from haygraph.adapters.service.threads import describe_threads_db, open_checkpoi
 from haygraph.adapters.service.turns import RunCounter, TurnRequest
 from haygraph.control import Context, build_graph, result_from_state
 from haygraph.control.api import pending_confirmation
+from haygraph.control.planning import meaning
 from haygraph.control.tools import ContractToolExecutor
 
 logger = logging.getLogger(__name__)
+
+
+WARM_QUESTIONS = ("How many days of annual leave do I get?", "年假有几天？")
+"""Asked once at start-up (one English, one Chinese), answers discarded: see `HaygraphService._warm_turns`."""
+
+
+def settle_memory() -> None:
+    """Collect garbage once, then move every object that survived out of the collector's sight.
+
+    Everything loaded so far (the store, the models, the compiled graphs) lives as long as the process
+    or its store version does; without `gc.freeze()` every full collection walks all of it again — ~90
+    ms with the event loop stopped, several times a minute under load (measured on the handbook store),
+    which is what a 429 or a `/readyz` probe then waits for. A store reload calls this again after
+    `gc.unfreeze()`, so the replaced version's objects are collected normally.
+    """
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 class HaygraphService:
@@ -99,6 +120,7 @@ class HaygraphService:
             self.settings.store_dir,
             config=config,
             warm_top_ks=sorted({context.top_k, context.expand_top_k, 5}),
+            on_reload=settle_memory,
         )
         if self._store_is_new(config):
             logger.info("store %s holds no documents yet: upload some", self.settings.store_dir)
@@ -149,6 +171,30 @@ class HaygraphService:
         if self.settings.reload_interval_s > 0 and self.knowledge is not None:
             self._watcher = asyncio.create_task(self.knowledge.watch(self.settings.reload_interval_s))
         logger.info("threads: %s", describe_threads_db(self.settings.threads_db))
+        await self._warm_turns()
+        settle_memory()
+
+    async def _warm_turns(self) -> None:
+        """Answer `WARM_QUESTIONS` once, discarding the results, before the port opens.
+
+        What the first real turns would otherwise load in the middle of serving — jieba's dictionary and
+        part-of-speech tables (long unmarshals holding the interpreter lock), the answerability weights,
+        the query encoder's session, each graph node's first call — loads here, so neither the first
+        askers nor the event loop (which answers 429s and `/readyz` meanwhile) wait for it. A failure
+        is logged, not raised: the same fault would surface, with its own error, on the first request.
+        """
+        if self.knowledge is None or not self.knowledge.ready or self.stateless_graph is None:
+            return
+        start = time.perf_counter()
+        try:
+            await asyncio.to_thread(meaning.warm_up)
+            context = self.context_for(ANONYMOUS, None)
+            for question in WARM_QUESTIONS:
+                await self.stateless_graph.ainvoke({"question": question}, context=context, config={})
+        except Exception as exc:  # the service still starts: requests report the fault themselves
+            logger.warning("warm-up turn failed: %s: %s", type(exc).__name__, exc)
+            return
+        logger.info("warm-up turns answered in %.1f s", time.perf_counter() - start)
 
     async def close(self) -> None:
         """Stop watching the store and flush/close the thread store."""

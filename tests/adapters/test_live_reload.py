@@ -46,6 +46,17 @@ class TestFreshRetriever:
         assert sources(live.fresh_retriever().retrieve("parking rules")) == {"parking.md"}
         assert live.reloads == 1
 
+    def test_on_reload_runs_after_a_new_version_only(self, tmp_path: Path) -> None:
+        store = build_bm25_store(tmp_path / "store")
+        calls: list[int] = []
+        live = LiveKnowledgeBase(store, check_interval_s=0, on_reload=lambda: calls.append(live.reloads))
+        live.load()
+        live.fresh_retriever()
+        assert calls == []  # the first load and an unchanged store call nothing
+        add_documents(store, [PARKING_A])
+        live.fresh_retriever()
+        assert calls == [1]  # called once the new version serves
+
     def test_checks_are_throttled(self, tmp_path: Path) -> None:
         store = build_bm25_store(tmp_path / "store")
         live = LiveKnowledgeBase(store, check_interval_s=3600)

@@ -163,3 +163,16 @@ def serve_process(
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
+
+
+def wait_job_at(
+    client: httpx.Client, job_id: str, timeout_s: float = 120, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Poll `GET /v1/jobs/{job_id}` until the job is done or failed; its last state."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}", headers=headers).json()
+        if job["state"] in ("done", "failed"):
+            return job  # type: ignore[no-any-return]
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} did not finish")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import shutil
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import httpx
 import pytest
 
 from haygraph.adapters.service import HaygraphService, ServiceSettings
-from tests.adapters.service.server_helpers import KEY_A, KEY_B, TENANT_SOURCES, running_server
+from tests.adapters.service.server_helpers import KEY_A, KEY_B, TENANT_SOURCES, running_server, wait_job_at
 
 pytestmark = pytest.mark.integration
 
@@ -319,15 +318,3 @@ class TestEmptyStore:
             assert wait_job_at(c, job["id"])["state"] == "done"
             assert c.get("/v1/status").json()["health"] == "ready"
             assert "35 euros" in c.post("/v1/ask", json={"question": PARKING_QUESTION}).json()["answer"]
-
-
-def wait_job_at(
-    client: httpx.Client, job_id: str, timeout_s: float = 120, headers: dict[str, str] | None = None
-) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        job = client.get(f"/v1/jobs/{job_id}", headers=headers).json()
-        if job["state"] in ("done", "failed"):
-            return job  # type: ignore[no-any-return]
-        time.sleep(0.1)
-    raise AssertionError(f"job {job_id} did not finish")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -205,3 +206,51 @@ class TestLoadControlMiddleware:
         admission = asyncio.run(scenario())
         assert sent[0]["status"] == 408 and b"request_timeout" in sent[1]["body"]  # type: ignore[operator]
         assert admission.stats.in_flight == 0 and admission._slots is None  # no slot was ever taken
+
+
+class TestStartUp:
+    """What the first requests would load mid-serving is loaded before the port opens."""
+
+    def test_warm_up_turns_run_and_memory_is_settled(
+        self, tenant_store: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        from haygraph.adapters.service import service as service_module
+
+        warmed: list[str] = []
+        monkeypatch.setattr(service_module.meaning, "warm_up", lambda: warmed.append("language"))
+        service = HaygraphService(ServiceSettings(store_dir=tenant_store))
+        service.load()
+        caplog.set_level("INFO", logger=service_module.__name__)
+
+        async def scenario() -> int:
+            await service.start()
+            try:
+                return gc.get_freeze_count()
+            finally:
+                await service.close()
+
+        try:
+            frozen = asyncio.run(scenario())
+        finally:
+            gc.unfreeze()
+        assert warmed == ["language"]
+        assert "warm-up turns answered" in caplog.text
+        assert frozen > 0  # the loaded objects are out of the collector's sight
+
+    def test_a_failing_warm_up_is_logged_and_the_service_starts(
+        self, tenant_store: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        from haygraph.adapters.service import service as service_module
+
+        def broken() -> None:
+            raise OSError("jieba's tables are unreadable")
+
+        monkeypatch.setattr(service_module.meaning, "warm_up", broken)
+        service = HaygraphService(ServiceSettings(store_dir=tenant_store))
+        service.load()
+        with running_server(service) as url:
+            assert httpx.get(f"{url}/readyz").status_code == 200
+            answer = httpx.post(f"{url}/v1/ask", json={"question": QUESTION}, timeout=60)
+            assert answer.status_code == 200
+        gc.unfreeze()
+        assert "warm-up turn failed: OSError: jieba's tables are unreadable" in caplog.text

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -16,7 +18,7 @@ from haystack import Document
 from haygraph.adapters.service import HaygraphService, ServiceSettings
 from haygraph.retrieval import KnowledgeBase
 from haygraph.retrieval.errors import StoreError
-from tests.adapters.service.server_helpers import running_server, wait_for
+from tests.adapters.service.server_helpers import running_server, serve_process, wait_for, wait_job_at
 
 pytestmark = pytest.mark.integration
 
@@ -82,6 +84,45 @@ def test_disk_full_during_index_keeps_the_served_version(tenant_store: Path, sma
         assert search_sources(url, "Initech per diem francs")[0] == "initech-travel.md"
 
 
+PARKING = b"# Parking\n\nStaff parking permits cost 35 euros per month at the facilities desk.\n"
+
+
+def test_disk_full_during_upload_and_its_index(tenant_store: Path, small_disk: Path) -> None:
+    """An upload the disk cannot take is 507 and leaves nothing; one that fits but whose index does not
+    fails its job with the disk named; the served version stays; once space returns the upload works."""
+    store = small_disk / "store"
+    shutil.copytree(tenant_store, store)
+    settings = ServiceSettings(store_dir=store, reload_interval_s=0.2)
+    with running_server(HaygraphService(settings)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        before = client.get("/readyz").json()["store_version"]
+        filler = fill(small_disk, 8 * 1024)
+
+        refused = client.post("/v1/sources", files=[("files", ("parking.md", PARKING * 400))])
+        assert refused.status_code == 507, refused.text
+        error = refused.json()["error"]
+        assert error["type"] == "insufficient_storage"
+        assert "parking.md: not saved: no space left on the server's disk" in error["message"]
+        assert str(small_disk) not in error["message"]  # the server's folders are not the client's
+        assert not [p for p in (store / "uploads").rglob("*") if p.is_file() and p.name != "jobs.json"]
+
+        accepted = client.post("/v1/sources", files=[("files", ("parking.md", PARKING))])
+        assert accepted.status_code == 202, accepted.text  # the file fits; the new version does not
+        job = wait_job_at(client, accepted.json()["job"]["id"])
+        assert job["state"] == "failed" and "No space left on device" in job["error"], job
+        assert "previous version is intact" in job["error"] and str(small_disk) not in job["error"]
+        assert (store / "CURRENT").read_text().strip() == before
+        assert not list(store.glob(".tmp-*"))
+        ready = client.get("/readyz").json()
+        assert (ready["store_version"], ready["documents"]) == (before, 4)
+        assert "acme-travel.md" in search_sources(url, "Acme per diem")
+
+        filler.unlink()  # space returns: the same upload is indexed and served
+        again = client.post("/v1/sources", files=[("files", ("parking.md", PARKING))])
+        assert wait_job_at(client, again.json()["job"]["id"])["state"] == "done"
+        assert client.get("/readyz").json()["documents"] == 5
+        assert search_sources(url, "staff parking permit cost")[0] == "parking.md"
+
+
 def test_store_directory_that_disappears_keeps_serving(tenant_store: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
     shutil.copytree(tenant_store, store)
@@ -136,3 +177,58 @@ def test_a_turn_keeps_the_store_version_it_started_on(tenant_store: Path, tmp_pa
     assert "initech-travel.md" not in [e.source for e in started.retrieve(query, top_k=5)]  # old version
     fresh = service.context_for(ANONYMOUS, None).retriever
     assert fresh.retrieve(query, top_k=5)[0].source == "initech-travel.md"  # new turns: new version
+
+
+def catalogue(parts: int) -> bytes:
+    """A Markdown file of `parts` distinct sections: enough chunks that embedding them takes seconds
+    (never seen before: a random tag keeps them out of the embedding cache)."""
+    tag = secrets.token_hex(4)
+    sections = [
+        f"## Part {i}\n\n"
+        + " ".join(
+            f"Widget model W{i}-{j} ships with {i * 7 + j} bolts, a {j % 13 + 1}-metre cable and "
+            f"a {i % 5 + 1}-year warranty from depot {tag}-{i * 31 % 97}."
+            for j in range(8)
+        )
+        for i in range(parts)
+    ]
+    return ("# Widget catalogue\n\n" + "\n\n".join(sections) + "\n").encode()
+
+
+def test_kill_9_of_serve_during_a_background_index(tenant_store: Path, tmp_path: Path) -> None:
+    """`kill -9` of a real `haygraph serve` while an upload is being embedded: the restarted service
+    serves the old version or the new one whole — never a part of the file — and reports the job failed."""
+    store = tmp_path / "store"
+    shutil.copytree(tenant_store, store)
+    document = catalogue(160)
+    with serve_process(["--store", str(store)], tmp_path / "first.log") as (proc, url):
+        with httpx.Client(base_url=url, timeout=60) as client:
+            upload = client.post("/v1/sources", files=[("files", ("catalogue.md", document))])
+            assert upload.status_code == 202, upload.text
+            job_id = upload.json()["job"]["id"]
+
+            def embedding() -> bool:
+                job = client.get(f"/v1/jobs/{job_id}").json()
+                assert job["state"] != "failed", job
+                return job["phase"] == "embedding" and job["done"] > 0
+
+            assert wait_for(embedding, 120), "the job never reached the embedding phase"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    with (
+        serve_process(["--store", str(store)], tmp_path / "second.log") as (_, url),
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        assert job["state"] == "failed" and "interrupted" in job["error"], job
+        chunks = client.get("/readyz").json()["documents"]
+        sources = {row["id"]: row for row in client.get("/v1/sources").json()}
+        if "catalogue.md" in sources:  # the new version, whole
+            assert chunks == 4 + sources["catalogue.md"]["chunks"]
+        else:  # the old version
+            assert chunks == 4
+        assert "acme-travel.md" in search_sources(url, "Acme per diem")
+        again = client.post("/v1/sources", files=[("files", ("catalogue.md", document))])
+        assert again.status_code == 202, again.text  # what the failed job tells the user to do
+        assert wait_job_at(client, again.json()["job"]["id"], 300)["state"] == "done"
+        assert search_sources(url, "Widget model W7-3 bolts")[0] == "catalogue.md"
