@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import gc
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -49,12 +50,44 @@ def settle_memory() -> None:
     Everything loaded so far (the store, the models, the compiled graphs) lives as long as the process
     or its store version does; without `gc.freeze()` every full collection walks all of it again — ~90
     ms with the event loop stopped, several times a minute under load (measured on the handbook store),
-    which is what a 429 or a `/readyz` probe then waits for. A store reload calls this again after
-    `gc.unfreeze()`, so the replaced version's objects are collected normally.
+    which is what a 429 or a `/readyz` probe then waits for. After a store reload see `MemorySettler`.
     """
     gc.unfreeze()
     gc.collect()
     gc.freeze()
+
+
+class MemorySettler:
+    """After a store reload: unfreeze at once, settle again once the replaced version can be gone.
+
+    Turns that started on the replaced version keep it (they are pinned to it) until they end, at the
+    latest at the request deadline; freezing while they run would keep whatever of it sits in reference
+    cycles for good. So a reload unfreezes everything (the collector may reclaim the old version as soon
+    as it is garbage) and `settle_memory` runs `delay_s` later, in a timer thread; a further reload
+    before then restarts the wait.
+    """
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        """A new store version serves (called in the reloading thread)."""
+        gc.unfreeze()
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self.delay_s, settle_memory)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def cancel(self) -> None:
+        """Drop a pending settle (the service is closing)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
 
 
 class HaygraphService:
@@ -78,6 +111,8 @@ class HaygraphService:
         """Slots for working requests and their bounded queue (see `admission`)."""
         self.rate_limiter = RateLimiter()
         """Per-key token buckets (`requests_per_minute` in the keys file)."""
+        self._settler = MemorySettler(settings.request_timeout_s + 5.0)
+        """Re-freezes memory once a replaced store version's turns have ended (see `settle_memory`)."""
         self.draining = False
         """Set on SIGTERM: `/readyz` answers 503 so a load balancer stops routing here (see `shutdown`)."""
         self.stopping = asyncio.Event()
@@ -120,7 +155,7 @@ class HaygraphService:
             self.settings.store_dir,
             config=config,
             warm_top_ks=sorted({context.top_k, context.expand_top_k, 5}),
-            on_reload=settle_memory,
+            on_reload=self._settler,
         )
         if self._store_is_new(config):
             logger.info("store %s holds no documents yet: upload some", self.settings.store_dir)
@@ -199,6 +234,7 @@ class HaygraphService:
     async def close(self) -> None:
         """Stop watching the store and flush/close the thread store."""
         self.graph = None
+        self._settler.cancel()
         if self.documents is not None:
             self.documents.close()
         if self._watcher is not None:

@@ -17,7 +17,7 @@ from haygraph.adapters.service.admission import Admission, RateLimiter
 from haygraph.adapters.service.errors import ServiceConfigError
 from haygraph.adapters.service.keys import parse_api_keys
 from tests.adapters.service.chat_models import SlowChatModel
-from tests.adapters.service.server_helpers import KEY_A, KEY_B, running_server
+from tests.adapters.service.server_helpers import KEY_A, KEY_B, running_server, wait_for
 
 QUESTION = "What is the per diem for business travel?"
 
@@ -254,3 +254,23 @@ class TestStartUp:
             assert answer.status_code == 200
         gc.unfreeze()
         assert "warm-up turn failed: OSError: jieba's tables are unreadable" in caplog.text
+
+    def test_a_reload_unfreezes_at_once_and_settles_after_the_delay(self) -> None:
+        from haygraph.adapters.service.service import MemorySettler
+
+        settler = MemorySettler(delay_s=0.3)
+        gc.freeze()
+        try:
+            settler()
+            assert gc.get_freeze_count() == 0  # the replaced version is collectable meanwhile
+            time.sleep(0.1)
+            settler()  # a second reload restarts the wait
+            time.sleep(0.25)
+            assert gc.get_freeze_count() == 0
+            assert wait_for(lambda: gc.get_freeze_count() > 0, 2.0)
+            settler()
+            settler.cancel()
+            time.sleep(0.5)
+            assert gc.get_freeze_count() == 0  # cancelled: nothing froze again
+        finally:
+            gc.unfreeze()
