@@ -78,6 +78,8 @@ class LiveKnowledgeBase:
         """Number of versions swapped in after the first load."""
         self.on_reload = on_reload
         """Called (in the reloading thread) after a new version replaced the previous one."""
+        self._query_models: dict[tuple[str, str, str | None], Any] = {}
+        """The query models every version's knowledge base shares (loaded once, not once per reload)."""
 
     @property
     def current(self) -> Snapshot:
@@ -120,6 +122,7 @@ class LiveKnowledgeBase:
         version = read_pointer(self.store_dir) or "?"
         start = time.perf_counter()
         kb = KnowledgeBase.open(self.store_dir, config=self.config)
+        kb.share_query_models(self._query_models)
         retriever = HaystackRetriever(kb)
         retriever.warm_up()
         for top_k in self.warm_top_ks:  # builds each pipeline, the BM25 index and the matrix now

@@ -105,6 +105,16 @@ class KnowledgeReader:
         """Drop the built query pipelines (the store or the config changed); the loaded models stay."""
         self._runners.clear()
 
+    def share_query_models(self, models: dict[tuple[str, str, str | None], Any]) -> None:
+        """Load query models into (and take them from) `models`, a dict shared with other readers.
+
+        A long-running reader that opens each new store version as a new knowledge base
+        (`LiveKnowledgeBase`) passes the same dict every time, so a reload does not load the query
+        model (an ONNX Runtime session, tens of MB) again next to the previous version's copy.
+        """
+        self._query_models = models
+        self._runners.clear()
+
     def runner(self, query: QueryConfig | None = None) -> QueryRunner:
         """See `KnowledgeBase.runner`."""
         q = query or self.config.query

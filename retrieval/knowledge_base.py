@@ -82,6 +82,10 @@ class KnowledgeBase:
         self._reader.store = store
         self._reader.forget_pipelines()
 
+    def share_query_models(self, models: dict[tuple[str, str, str | None], Any]) -> None:
+        """Keep loaded query models in `models`, shared with other knowledge bases (see `KnowledgeReader`)."""
+        self._reader.share_query_models(models)
+
     @classmethod
     def open(cls, store_dir: str | Path | None, config: RetrievalConfig | None = None) -> KnowledgeBase:
         """Open a saved store with the settings it was indexed with, including its default query settings.

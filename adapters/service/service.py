@@ -212,18 +212,21 @@ class HaygraphService:
     async def _warm_turns(self) -> None:
         """Answer `WARM_QUESTIONS` once, discarding the results, before the port opens.
 
-        What the first real turns would otherwise load in the middle of serving — jieba's dictionary and
-        part-of-speech tables (long unmarshals holding the interpreter lock), the answerability weights,
-        the query encoder's session, each graph node's first call — loads here, so neither the first
-        askers nor the event loop (which answers 429s and `/readyz` meanwhile) wait for it. A failure
-        is logged, not raised: the same fault would surface, with its own error, on the first request.
+        The turns run offline (rule-based routing, extractive answers): they never call the configured
+        chat model. What the first real turns would otherwise load in the middle of serving — jieba's
+        dictionary and part-of-speech tables (long unmarshals holding the interpreter lock), the
+        answerability weights, the query encoder's session, each graph node's first call — loads here,
+        so neither the first askers nor the event loop (which answers 429s and `/readyz` meanwhile)
+        wait for it. A failure is logged, not raised: the same fault would surface, with its own error,
+        on the first request.
         """
         if self.knowledge is None or not self.knowledge.ready or self.stateless_graph is None:
             return
         start = time.perf_counter()
         try:
             await asyncio.to_thread(meaning.warm_up)
-            context = self.context_for(ANONYMOUS, None)
+            # offline (no chat model): a warm-up must not spend the operator's model calls
+            context = dataclasses.replace(self.context_for(ANONYMOUS, None), model=None)
             for question in WARM_QUESTIONS:
                 await self.stateless_graph.ainvoke({"question": question}, context=context, config={})
         except Exception as exc:  # the service still starts: requests report the fault themselves

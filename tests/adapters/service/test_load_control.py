@@ -18,6 +18,7 @@ from haygraph.adapters.service.errors import ServiceConfigError
 from haygraph.adapters.service.keys import parse_api_keys
 from tests.adapters.service.chat_models import SlowChatModel
 from tests.adapters.service.server_helpers import KEY_A, KEY_B, running_server, wait_for
+from tests.control.tool_helpers import ScriptedChatModel
 
 QUESTION = "What is the per diem for business travel?"
 
@@ -218,7 +219,8 @@ class TestStartUp:
 
         warmed: list[str] = []
         monkeypatch.setattr(service_module.meaning, "warm_up", lambda: warmed.append("language"))
-        service = HaygraphService(ServiceSettings(store_dir=tenant_store))
+        model = ScriptedChatModel(script=[])  # raises if the warm-up calls it
+        service = HaygraphService(ServiceSettings(store_dir=tenant_store), model=model)
         service.load()
         caplog.set_level("INFO", logger=service_module.__name__)
 
@@ -235,6 +237,7 @@ class TestStartUp:
             gc.unfreeze()
         assert warmed == ["language"]
         assert "warm-up turns answered" in caplog.text
+        assert model.prompts == []  # offline warm-up: the operator's chat model is never called
         assert frozen > 0  # the loaded objects are out of the collector's sight
 
     def test_a_failing_warm_up_is_logged_and_the_service_starts(

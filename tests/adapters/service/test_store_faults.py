@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -232,3 +233,24 @@ def test_kill_9_of_serve_during_a_background_index(tenant_store: Path, tmp_path:
         assert again.status_code == 202, again.text  # what the failed job tells the user to do
         assert wait_job_at(client, again.json()["job"]["id"], 300)["state"] == "done"
         assert search_sources(url, "Widget model W7-3 bolts")[0] == "catalogue.md"
+
+
+def test_a_reload_reuses_the_loaded_query_model(tenant_store: Path, tmp_path: Path) -> None:
+    """A new store version is searched with the query model already loaded, not a second copy of it."""
+    from haygraph.adapters.live_knowledge import LiveKnowledgeBase
+
+    store = tmp_path / "store"
+    shutil.copytree(tenant_store, store)
+    live = LiveKnowledgeBase(store, check_interval_s=0)
+    live.load()  # warms up with a search: the query model is loaded
+    loaded = dict(live._query_models)
+    assert loaded
+    KnowledgeBase.open(store).index_documents([EXTRA])
+    assert live.reload_if_changed()
+    assert search_hits(live, "Initech per diem francs")[0] == "initech-travel.md"
+    assert live._query_models.keys() == loaded.keys()
+    assert all(live._query_models[key] is model for key, model in loaded.items())
+
+
+def search_hits(live: Any, query: str) -> list[str]:
+    return [e.source for e in live.fresh_retriever().retrieve(query)]
