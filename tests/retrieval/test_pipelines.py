@@ -272,7 +272,7 @@ class TestIndexingPipeline:
         import haystack_integrations.components.embedders.sentence_transformers as st
 
         monkeypatch.setattr(st, "SentenceTransformersDocumentEmbedder", FakeSTEmbedder)
-        cfg = RetrievalConfig(embedder={"cache_dir": str(tmp_path / "cache")})
+        cfg = RetrievalConfig(embedder={"cache_dir": str(tmp_path / "cache"), "backend": "torch"})
         pipe = build_indexing_pipeline(
             cfg, EmbeddedDocumentStore(path=str(tmp_path / "kb")), from_files=False
         )
