@@ -28,7 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -123,22 +124,34 @@ def fault_sqlite_lock(store: Path, tmp: Path) -> dict[str, Any]:
     }
 
 
-def fault_disk_full(store: Path, tmp: Path) -> dict[str, Any]:
-    """`index` on a full disk, then with space again."""
-    from haygraph.retrieval import KnowledgeBase
-    from haygraph.retrieval.errors import StoreError
-
+@contextmanager
+def _tmpfs(tmp: Path) -> Iterator[Path | str]:
+    """A 1 MB tmpfs mounted at `tmp`/disk (unmounted after); the reason, as a str, where it cannot be."""
     disk = tmp / "disk"
     disk.mkdir()
     mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True)
     if mount.returncode != 0:
-        return {"skipped": f"cannot mount a tmpfs: {mount.stderr.decode().strip()}"}
+        yield f"cannot mount a tmpfs: {mount.stderr.decode().strip()}"
+        return
     try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def fault_disk_full(store: Path, tmp: Path) -> dict[str, Any]:
+    """`index` on a full disk, then with space again."""
+    from haygraph.retrieval import KnowledgeBase
+    from haygraph.retrieval.errors import StoreError
+    from tests.adapters.service.test_store_faults import fill
+
+    with _tmpfs(tmp) as disk:
+        if isinstance(disk, str):
+            return {"skipped": disk}
         shutil.copytree(store, disk / "store")
         with _service(disk / "store", reload_interval_s=0.5) as url:
             version = httpx.get(f"{url}/readyz").json()["store_version"]
-            filler = disk / "filler"
-            filler.write_bytes(b"\0" * (shutil.disk_usage(disk).free - 8192))
+            filler = fill(disk, 8192)
             start = time.monotonic()
             try:
                 KnowledgeBase.open(disk / "store").index_documents([EXTRA])
@@ -154,8 +167,6 @@ def fault_disk_full(store: Path, tmp: Path) -> dict[str, Any]:
             KnowledgeBase.open(disk / "store").index_documents([EXTRA])
             served = _until(lambda: httpx.get(f"{url}/readyz").json()["documents"] == 5)
             recover = round(time.monotonic() - start, 2) if served is not None else None
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
     return {
         "client_saw": error,
         "failed_after_s": failed_after,
@@ -244,17 +255,15 @@ def _job(url: str, job_id: str, timeout_s: float = 300) -> dict[str, Any]:
 
 def fault_disk_full_upload(store: Path, tmp: Path) -> dict[str, Any]:
     """Uploads on a full disk: refused (507) or a failed job; the served version intact; then space back."""
-    disk = tmp / "disk"
-    disk.mkdir()
-    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True)
-    if mount.returncode != 0:
-        return {"skipped": f"cannot mount a tmpfs: {mount.stderr.decode().strip()}"}
-    try:
+    from tests.adapters.service.test_store_faults import fill
+
+    with _tmpfs(tmp) as disk:
+        if isinstance(disk, str):
+            return {"skipped": disk}
         shutil.copytree(store, disk / "store")
         with _service(disk / "store", reload_interval_s=0.5) as url:
             version = httpx.get(f"{url}/readyz").json()["store_version"]
-            filler = disk / "filler"
-            filler.write_bytes(b"\0" * (shutil.disk_usage(disk).free - 8192))
+            filler = fill(disk, 8192)
             start = time.monotonic()
             too_big = _upload(url, "parking.md", PARKING * 400)
             refused_ms = round((time.monotonic() - start) * 1000)
@@ -267,8 +276,6 @@ def fault_disk_full_upload(store: Path, tmp: Path) -> dict[str, Any]:
             again = _upload(url, "parking.md", PARKING)
             done = _job(url, again.json()["job"]["id"]) if again.status_code == 202 else {}
             recover = round(time.monotonic() - start, 2)
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
     return {
         "upload_the_disk_cannot_take": {"http": too_big.status_code, "error": too_big.json().get("error")},
         "refused_after_ms": refused_ms,
