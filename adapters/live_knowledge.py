@@ -132,7 +132,6 @@ class LiveKnowledgeBase:
         self._current = snap  # one reference assignment: requests see the old or the new snapshot
         if replaced is not None:
             self.reloads += 1
-            del replaced
             if self.on_reload is not None:
                 self.on_reload()
         logger.info(
