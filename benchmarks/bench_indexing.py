@@ -1,7 +1,7 @@
 """Indexing throughput: chunks/s of each embedding backend on the handbook and a SciFact subset.
 
     python -m benchmarks.bench_indexing [--backends torch,onnx,onnx-int8] [--scifact 500]
-                                        [--batch-sizes 16,32,64] [--threads 0,1,2]
+                                        [--batch-sizes 16,32,64] [--run-sizes 0,4,8,32] [--threads 0,1,2]
 
 For every backend the texts are embedded with the cache off (`CachedDocumentEmbedder`, what
 ``haygraph index`` runs), after one untimed warm-up call that loads the model; the model load itself
@@ -16,8 +16,9 @@ indexes on the fp32 ONNX copy once it is exported: the ``onnx`` row). Corpora:
 
 Backends and settings take turns within each repetition (``--repeat``), so load elsewhere on the
 machine spreads over all of them; the best (fastest) repetition is reported, as usual for throughput.
-``--batch-sizes`` and ``--threads`` (ONNX Runtime intra-op threads; 0 = its default) sweep the
-settings on the SciFact subset.
+``--batch-sizes`` (texts per embedder call: sentence-transformers' batch for ``torch``),
+``--run-sizes`` (most texts per ONNX Runtime call; 0 = `RUN_SIZE`, the default) and ``--threads`` (ONNX
+Runtime intra-op threads; 0 = its default) sweep the settings on the SciFact subset.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ def scifact_texts(limit: int) -> list[str]:
     return [d.content or "" for d in (docs[:limit] if limit else docs)]
 
 
-def throughput(texts: list[str], backend: str, batch_size: int, threads: int) -> tuple[float, float]:
+def throughput(
+    texts: list[str], backend: str, batch_size: int, threads: int, run_size: int = 0
+) -> tuple[float, float]:
     """(model load s, chunks/s) of embedding `texts` with the cache off.
 
     ``torch`` is sentence-transformers itself: its cache directory is an empty one, where no ONNX copy
@@ -67,6 +70,8 @@ def throughput(texts: list[str], backend: str, batch_size: int, threads: int) ->
     start = time.perf_counter()
     embedder.run(documents=[Document(content="warm up")])
     loaded = time.perf_counter() - start
+    if run_size and embedder.backend in ("onnx", "onnx-int8"):
+        embedder._embedder.run_size = run_size
     if threads and embedder.backend in ("onnx", "onnx-int8"):  # onnxruntime intra-op threads
         encoder = embedder._embedder
         encoder.threads = threads
@@ -83,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backends", default="torch,onnx,onnx-int8")
     parser.add_argument("--scifact", type=int, default=500, help="SciFact documents (0: all 5,183)")
     parser.add_argument("--batch-sizes", default="32", help="batch sizes to compare (default 32)")
+    parser.add_argument("--run-sizes", default="0", help="ONNX texts per call to compare (0: RUN_SIZE)")
     parser.add_argument("--threads", default="0", help="ONNX Runtime threads to compare (0: default)")
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args(argv)
@@ -92,35 +98,40 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--backends: unknown backend {b!r}")
     sizes = [int(x) for x in args.batch_sizes.split(",")]
     threads = [int(x) for x in args.threads.split(",")]
+    runs = [int(x) for x in args.run_sizes.split(",")]
     corpora = {
         "handbook (English chunks)": handbook_chunks(),
         f"scifact (first {args.scifact or 'all'})": scifact_texts(args.scifact),
     }
     settings = [
-        (corpus, backend, size, n)
+        (corpus, backend, size, n, run)
         for corpus in corpora
         for backend in backends
         for size in (sizes if corpus.startswith("scifact") else [32])
         for n in (threads if corpus.startswith("scifact") and backend.startswith("onnx") else [0])
+        for run in (runs if corpus.startswith("scifact") and backend.startswith("onnx") else [0])
     ]
-    best: dict[tuple[str, str, int, int], tuple[float, float]] = {}
+    best: dict[tuple[str, str, int, int, int], tuple[float, float]] = {}
     for rep in range(args.repeat):
         for key in settings:
-            corpus, backend, size, n = key
-            loaded, rate = throughput(corpora[corpus], backend, size, n)
+            corpus, backend, size, n, run = key
+            loaded, rate = throughput(corpora[corpus], backend, size, n, run)
             if key not in best or rate > best[key][1]:
                 best[key] = (loaded, rate)
             print(
-                f"[{rep + 1}/{args.repeat}] {corpus} {backend} batch {size} threads {n}: {rate:.1f}/s",
+                f"[{rep + 1}/{args.repeat}] {corpus} {backend} batch {size} run {run} threads {n}: "
+                f"{rate:.1f}/s",
                 flush=True,
             )
     print(f"\ncpu count {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}; best of {args.repeat}")
     print(
-        f"{'corpus':28} {'backend':16} {'batch':>5} {'threads':>7} {'texts':>6} {'load s':>7} {'chunks/s':>9}"
+        f"{'corpus':28} {'backend':16} {'batch':>5} {'run':>4} {'threads':>7} {'texts':>6} {'load s':>7} "
+        f"{'chunks/s':>9}"
     )
-    for (corpus, backend, size, n), (loaded, rate) in best.items():
+    for (corpus, backend, size, n, run), (loaded, rate) in best.items():
         print(
-            f"{corpus:28} {backend:16} {size:5d} {n:7d} {len(corpora[corpus]):6d} {loaded:7.2f} {rate:9.1f}"
+            f"{corpus:28} {backend:16} {size:5d} {run:4d} {n:7d} {len(corpora[corpus]):6d} {loaded:7.2f} "
+            f"{rate:9.1f}"
         )
     return 0
 

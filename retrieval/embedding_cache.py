@@ -36,7 +36,13 @@ from haygraph.retrieval.config import BUNDLED_MODEL, E5_BACKEND, E5_MODEL
 from haygraph.retrieval.e5_encoder import E5_CACHE_KEY, E5Encoder, choose_backend
 from haygraph.retrieval.errors import ModelUnavailableError
 from haygraph.retrieval.model_paths import is_bundled, resolve_model
-from haygraph.retrieval.onnx_encoder import ONNX_BACKENDS, OnnxSentenceEncoder, export_onnx, length_order
+from haygraph.retrieval.onnx_encoder import (
+    EXPORT_REVISION,
+    ONNX_BACKENDS,
+    OnnxSentenceEncoder,
+    export_onnx,
+    length_order,
+)
 
 EMBEDDER_BACKENDS = ("auto", "torch", *ONNX_BACKENDS, E5_BACKEND)
 """Valid values of `backend` ("auto": chosen from the first documents embedded, `choose_backend`)."""
@@ -81,7 +87,8 @@ def cache_model_key(model: str, backend: str) -> str:
 def onnx_encoder(model: str, backend: str, cache_dir: str | None) -> OnnxSentenceEncoder:
     """An (unloaded) ONNX encoder for `model`, exporting into `<cache_dir>/onnx/<model key>`."""
     directory = Path(cache_dir) if cache_dir else default_cache_dir()
-    name = hashlib.sha256(cache_model_key(model, "onnx").encode()).hexdigest()[:16]
+    key = f"{cache_model_key(model, 'onnx')}|export {EXPORT_REVISION}"
+    name = hashlib.sha256(key.encode()).hexdigest()[:16]
     return OnnxSentenceEncoder(
         resolve_model(model), directory / "onnx" / name, quantize=backend == "onnx-int8"
     )

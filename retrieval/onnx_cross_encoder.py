@@ -20,6 +20,7 @@ import numpy as np
 
 from haygraph.retrieval.errors import ModelUnavailableError
 from haygraph.retrieval.onnx_encoder import (
+    EXPORT_REVISION,
     export_model,
     length_order,
     model_feeds,
@@ -37,7 +38,7 @@ def export_dir_for(model_path: Path, cache_dir: Path) -> Path:
     """The export folder of ``model_path``: keyed by its resolved path and its weights' modification time."""
     weights = [p for p in (model_path / "model.safetensors", model_path / "pytorch_model.bin") if p.is_file()]
     stamp = str(weights[0].stat().st_mtime_ns) if weights else ""
-    key = hashlib.sha256(f"{model_path.resolve()}|{stamp}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{model_path.resolve()}|{stamp}|{EXPORT_REVISION}".encode()).hexdigest()[:16]
     return cache_dir / "onnx" / f"reranker-{key}"
 
 
@@ -52,7 +53,9 @@ def export_classifier(model_path: Path, out_dir: Path, quantize: bool) -> Path:
         from transformers import AutoModelForSequenceClassification
 
         logger.info("exporting the reranker %s to ONNX in %s (once)", model_path, out_dir)
-        return AutoModelForSequenceClassification.from_pretrained(str(model_path), local_files_only=True)
+        return AutoModelForSequenceClassification.from_pretrained(
+            str(model_path), local_files_only=True, attn_implementation="eager"
+        )
 
     return export_model(out_dir, quantize, load, "logits")
 

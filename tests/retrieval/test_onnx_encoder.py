@@ -34,3 +34,20 @@ class TestOnnxSentenceEncoder:
         cos = (int8 * torch_vecs).sum(axis=1)
         assert 0.95 < cos.min() < 0.9999  # close, yet different: hence int8's own cache key
         assert (tmp_path / "model.onnx").is_file() and (tmp_path / "model_int8.onnx").is_file()
+
+    def test_one_call_embeds_at_most_run_size_texts(self, tmp_path):
+        texts = ["annual leave", "sick leave per year " * 3, "x", "parental leave policy", "badge"]
+        encoder = OnnxSentenceEncoder(bundled_model_path(), tmp_path, run_size=2)
+        encoder.warm_up()
+        session, sizes = encoder._session, []
+
+        class Counting:
+            def run(self, outputs, feeds):
+                sizes.append(len(feeds["input_ids"]))
+                return session.run(outputs, feeds)
+
+        encoder._session = Counting()
+        small = encoder.encode(texts, batch_size=32)
+        assert sizes == [2, 2, 1]
+        whole = OnnxSentenceEncoder(bundled_model_path(), tmp_path, run_size=32).encode(texts)
+        assert np.abs(small - whole).max() < 1e-4  # the run size changes speed, not vectors
