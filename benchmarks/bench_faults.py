@@ -243,14 +243,14 @@ def _upload(url: str, name: str, data: bytes) -> httpx.Response:
 
 
 def _job(url: str, job_id: str, timeout_s: float = 300) -> dict[str, Any]:
-    """The job's final state (done or failed), polled."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        job: dict[str, Any] = httpx.get(f"{url}/v1/jobs/{job_id}", timeout=10).json()
-        if job["state"] in ("done", "failed"):
-            return job
-        time.sleep(0.05)
-    return {"state": "timeout"}
+    """The job's final state (done or failed), polled; ``{"state": "timeout"}`` if it never ends."""
+    from tests.adapters.service.server_helpers import wait_job_at
+
+    try:
+        with httpx.Client(base_url=url, timeout=10) as client:
+            return wait_job_at(client, job_id, timeout_s)
+    except AssertionError:
+        return {"state": "timeout"}
 
 
 def fault_disk_full_upload(store: Path, tmp: Path) -> dict[str, Any]:
