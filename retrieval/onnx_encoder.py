@@ -45,17 +45,17 @@ Revision 2 exports with eager attention (plain MatMul/Softmax, which ONNX Runtim
 fp32 and 1.8x faster in int8 than the scaled-dot-product pattern of revision 1). The weights, and so the
 vectors, are the same: int8 quantises the same 36 weight matrices to the same bytes."""
 
-RUN_SIZE = 1
-"""Most texts one ONNX Runtime call embeds: one, so a text's vector never depends on its neighbours.
+RUN_SIZE = 4
+"""Most texts one ONNX Runtime call embeds. Measured on SciFact abstracts (int8, 2 cores, one run of
+`benchmarks/bench_indexing.py --scifact 1000 --run-sizes 0,4,8,32` per size): 1 text 68.9 texts/s,
+4 79.5, 8 74.8, 32 59.9; small calls keep a layer's activations in the CPU cache.
 
 Dynamic int8 quantises each MatMul's input with one scale per call, taken over every text in it and
-their padding; batching texts therefore changes their int8 vectors (cosine to the unbatched vector 0.996
-on average for 32 SciFact abstracts, 0.990 for a short query batched with one abstract), enough to move
-nDCG@10 on the 30-query MED set by 0.014 between batchings, and an evaluation that embeds its queries in
-batches would not measure the vectors a live query gets. One text per call gives every text,
-query or chunk, the same vector however it is batched, and is fast: SciFact abstracts (int8, 2 cores,
-`benchmarks/bench_indexing.py --run-sizes`) 76 texts/s at 1, 85 at 4, 78 at 8, 56 at 32 (small calls
-keep a layer's activations in the CPU cache)."""
+their padding, so an int8 vector depends a little on the texts it is embedded with (cosine to the
+unbatched vector 0.996 on average for 32 SciFact abstracts in one call, 0.990 for a short query batched
+with one abstract). Queries are therefore always embedded one per call (`QueryEmbedder.remember` too):
+an evaluation measures the vectors a live query gets. Chunks are embedded longest first, so a call
+holds texts of similar length."""
 
 
 def length_order(texts: list[str]) -> list[int]:

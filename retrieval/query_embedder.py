@@ -177,8 +177,9 @@ class QueryEmbedder:
     def remember(self, texts: Sequence[str], batch_size: int = 32) -> int:
         """Embed the `texts` not yet in the memo, `batch_size` at a time, and remember them.
 
-        One model call per batch instead of one per text (sentence-transformers and the ONNX encoder
-        both order a batch by length, so padding stays small); later `run` calls for these texts are memo
+        One model call per batch instead of one per text (sentence-transformers orders a batch by length,
+        so padding stays small; the ONNX encoder embeds one text per call, as `run` does, since its int8
+        vectors depend on the texts batched with them); later `run` calls for these texts are memo
         hits. Returns how many texts were embedded. The memo keeps at most `memo_size` entries, so at most
         that many are remembered.
         """
@@ -191,8 +192,8 @@ class QueryEmbedder:
         self.warm_up()
         if self._e5 is not None:
             vectors: Any = self._e5.encode(todo, batch_size=batch_size, query=True)
-        elif self._onnx is not None:
-            vectors = self._onnx.encode(todo, batch_size=batch_size)
+        elif self._onnx is not None:  # one per call: int8 vectors depend on their batch, `run` embeds one
+            vectors = self._onnx.encode(todo, batch_size=1)
         else:
             stock = self._embedder
             vectors = stock.embedding_backend.embed(

@@ -52,10 +52,10 @@ class TestOnnxSentenceEncoder:
         whole = OnnxSentenceEncoder(bundled_model_path(), tmp_path, run_size=32).encode(texts)
         assert np.abs(small - whole).max() < 1e-4  # the run size changes speed, not vectors
 
-    def test_an_int8_vector_does_not_depend_on_its_batch(self, tmp_path):
+    def test_an_int8_vector_depends_on_its_batch_unless_embedded_alone(self, tmp_path):
         long_text = "how many days of sick leave do I get per year, and who approves them " * 6
         encoder = OnnxSentenceEncoder(bundled_model_path(), tmp_path, quantize=True)
         alone = encoder.encode(["annual leave"])[0]
-        assert np.array_equal(encoder.encode(["annual leave", long_text])[0], alone)
-        encoder.run_size = 32  # one call for both: the quantisation scale is shared with the long text
+        assert np.array_equal(encoder.encode(["annual leave", long_text], batch_size=1)[0], alone)
+        # one call for both: the quantisation scale is shared with the long text (hence queries go alone)
         assert not np.array_equal(encoder.encode(["annual leave", long_text])[0], alone)

@@ -151,6 +151,20 @@ def test_remembered_batch_matches_single_query_embeddings():
         assert float(np.dot(vector, np.asarray(batched.run(text=text)["embedding"]))) > 0.9999
 
 
+@pytest.mark.integration
+def test_remembered_int8_queries_are_the_vectors_a_single_query_gets(tmp_path):
+    """int8 vectors depend on their batch, so `remember` (what eval runs) embeds queries one per call."""
+    import numpy as np
+
+    texts = ["annual leave", "How do I claim travel expenses after a trip abroad? " * 5]
+    single = QueryEmbedder(backend="onnx-int8", cache_dir=str(tmp_path))
+    vectors = [np.asarray(single.run(text=t)["embedding"]) for t in texts]
+    batched = QueryEmbedder(backend="onnx-int8", cache_dir=str(tmp_path))
+    assert batched.remember(texts) == 2
+    for text, vector in zip(texts, vectors, strict=True):
+        assert np.array_equal(np.asarray(batched.run(text=text)["embedding"]), vector)
+
+
 class TestSharedModels:
     def test_embedders_sharing_models_load_one(self, fake_model):
         models: dict = {}
