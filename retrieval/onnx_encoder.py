@@ -48,7 +48,7 @@ vectors, are the same: int8 quantises the same 36 weight matrices to the same by
 RUN_SIZE = 4
 """Most texts one ONNX Runtime call embeds. Measured on SciFact abstracts (int8, 2 cores, one run of
 `benchmarks/bench_indexing.py --scifact 1000 --run-sizes 0,4,8,32` per size): 1 text 68.9 texts/s,
-4 79.5, 8 74.8, 32 59.9; small calls keep a layer's activations in the CPU cache.
+4 79.5, 8 74.8, 32 59.9 (why smaller calls run faster here was not established).
 
 Dynamic int8 quantises each MatMul's input with one scale per call, taken over every text in it and
 their padding, so an int8 vector depends a little on the texts it is embedded with (cosine to the
