@@ -133,7 +133,22 @@ def main(argv: list[str] | None = None) -> int:
             f"{corpus:28} {backend:16} {size:5d} {run:4d} {n:7d} {len(corpora[corpus]):6d} {loaded:7.2f} "
             f"{rate:9.1f}"
         )
+    for line in speedups(best):
+        print(line)
     return 0
+
+
+def speedups(best: dict[tuple[str, str, int, int, int], tuple[float, float]]) -> list[str]:
+    """One line per corpus and backend: its default setting's chunks/s over torch's (batch 32)."""
+    lines = []
+    for corpus in dict.fromkeys(key[0] for key in best):
+        torch = best.get((corpus, "torch", 32, 0, 0))
+        if torch is None:
+            continue
+        for (name, backend, size, n, run), (_loaded, rate) in best.items():
+            if name == corpus and backend != "torch" and (size, n, run) == (32, 0, 0):
+                lines.append(f"{corpus}: {backend} / torch = {rate / torch[1]:.2f}x")
+    return lines
 
 
 if __name__ == "__main__":
