@@ -227,7 +227,7 @@ class CachedDocumentEmbedder:
             self.model = E5_MODEL
         logger.info("embedding model chosen for this corpus: %s (%s)", self.model, self.backend)
 
-    def _load_model(self, texts: int = 0) -> None:
+    def _load_model(self) -> None:
         """Create (once) the backend's embedder and load its model, resolved offline.
 
         A torch model whose fp32 ONNX copy is exported (`onnx_twin`) runs on ONNX Runtime: the same
@@ -275,7 +275,7 @@ class CachedDocumentEmbedder:
         missing = [i for i in range(len(documents)) if i not in vectors]
         self._report(len(documents) - len(missing), len(documents))
         if missing:
-            self._load_model(len(missing))  # skipped entirely when every vector is cached
+            self._load_model()  # skipped entirely when every vector is cached
             self._embed_missing(missing, texts, keys, vectors)
         self.stats = {"cached": len(documents) - len(missing), "embedded": len(missing)}
         logger.info("embedded %d chunks, %d from cache", len(missing), len(documents) - len(missing))
