@@ -79,6 +79,8 @@ def open_session(path: Path, threads: int | None, *, spinning: bool = True) -> t
 
     `threads` sets the intra-op threads (None: onnxruntime's choice); `spinning` False stops threads
     busy-waiting between ops (on a shared, oversubscribed CPU spinning costs more than it saves).
+    A file ONNX Runtime cannot load (damaged on disk) raises `ModelUnavailableError` naming the
+    folder to delete: the next run exports the model into it again.
     """
     import onnxruntime as ort
 
@@ -87,7 +89,13 @@ def open_session(path: Path, threads: int | None, *, spinning: bool = True) -> t
         options.intra_op_num_threads = threads
     if not spinning:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    try:
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own (pybind) exception types
+        raise ModelUnavailableError(
+            f"the ONNX model {path} cannot be loaded ({str(exc).splitlines()[0][:200]}); it is a cached "
+            f"export: delete the folder {path.parent} and the next run exports the model again"
+        ) from exc
     return session, {i.name for i in session.get_inputs()}
 
 

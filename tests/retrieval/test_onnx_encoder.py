@@ -11,6 +11,21 @@ class TestLengthOrder:
         assert length_order([]) == []
 
 
+class TestOpenSession:
+    def test_a_damaged_export_names_the_folder_to_delete(self, tmp_path):
+        pytest.importorskip("onnxruntime")
+        from haygraph.retrieval.errors import ModelUnavailableError
+        from haygraph.retrieval.onnx_encoder import open_session
+
+        damaged = tmp_path / "export" / "model_int8.onnx"
+        damaged.parent.mkdir()
+        damaged.write_bytes(b"\x08\x07truncated")
+        with pytest.raises(
+            ModelUnavailableError, match=r"delete the folder .*export and the next run exports"
+        ):
+            open_session(damaged, None)
+
+
 class TestPoolingMode:
     def test_reads_the_model_pooling(self, tmp_path):
         assert _pooling_mode(tmp_path) == "mean"  # no 1_Pooling: mean
