@@ -1,9 +1,10 @@
 """Answer units: the pieces of a chunk an offline answer quotes, each one that can carry an answer.
 
 A unit is what a reader would quote to answer a question, not a line: a whole list item with its
-continuation lines (and with the lead-in of the item it is nested under: "After the check, refunds
-go back: bank card: 3–7 working days"), a parameter with its description and its default ("Default:
-30" lines, ``- Default: …`` sub-items), a ``**name**`` label or definition term with what follows it,
+continuation lines (and with its lead-in — the item it is nested under, or the last sentence of the
+paragraph just before the list, when that ends in a colon: "After the check, refunds go back: bank
+card: 3–7 working days"), a parameter with its description and its default ("Default: 30" lines,
+``- Default: …`` sub-items), a ``**name**`` label or definition term with what follows it,
 a table (or table row) with its header, an FAQ question with its answer, otherwise a sentence — with
 a following "(about 3 months)" / "默认…" piece kept on it. Units are read as text (`readable`: no
 HTML, link targets, include markers or fence lines) and bounded by `MAX_UNIT_CHARS`.
@@ -32,6 +33,8 @@ _CJK_EDGE = re.compile(f"[{CJK_RANGES}，。！？；：、）》」』]")
 _ENUMERATOR = re.compile(r"^[0-9]+[.)]\s+")
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|([0-9]+[.)]))\s+(?:\[[ xX]\]\s+)?")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_ANCHOR = re.compile(r"\s*\{#[^}]*\}\s*$")
+"""A heading's explicit anchor (``## Title {#title}``): not part of its text."""
 _LABEL = re.compile(r"^\*\*[^*]+\*\*\s*[:：]?$")
 _DEFINITION = re.compile(r"^\s*[:：]\s+(\S.*)$")
 _VALUE_LEAD = re.compile(
@@ -54,6 +57,8 @@ class AnswerUnit:
 
     text: str
     block: int
+    heading: str = ""
+    """The heading the unit stands under in the chunk (readable text; "" before the chunk's first)."""
 
 
 @dataclass
@@ -62,6 +67,7 @@ class _Block:
     indent: int
     lines: list[str]
     label: str = ""
+    heading: str = ""
     lead: str = ""
     children: int = 0
     parent: _Block | None = field(default=None, repr=False)
@@ -153,7 +159,8 @@ def _blocks(lines: list[str]) -> list[_Block]:
     """Group lines into blocks: list items, paragraphs, code lines, placed tables and FAQ pairs.
 
     An item takes its wrapped and indented continuation lines, and "Default: …" lines or sub-items
-    (`_VALUE_LEAD`); a nested item under an item ending in a colon takes that item as its lead-in.
+    (`_VALUE_LEAD`); a nested item under an item ending in a colon takes that item as its lead-in, and
+    so does a list's item after a paragraph ending in a colon ("…behave differently:" then the cases).
     Headings end a section and are left out; a ``**label**`` line (or a bold-only item) and a
     definition list's term (``Term`` then ``: definition``) are kept as the label of the block after it.
     """
@@ -162,10 +169,12 @@ def _blocks(lines: list[str]) -> list[_Block]:
     items: list[_Block] = []  # open list items, outermost first
     label = ""
     section = 0  # index of the first block under the latest heading: nothing attaches across a heading
+    heading = ""
+    lead: _Block | None = None  # the paragraph a list's items take as lead-in
     for raw in lines:
         if raw.startswith(_CODE):
             if raw[1:].strip():
-                blocks.append(_Block("code", 0, [raw[1:].strip()]))
+                blocks.append(_Block("code", 0, [raw[1:].strip()], heading=heading))
             current = None
             continue
         line = raw.expandtabs(4)
@@ -174,12 +183,13 @@ def _blocks(lines: list[str]) -> list[_Block]:
             current = None
             continue
         if stripped.startswith(_PLACED):
-            blocks.append(_Block("placed", 0, [stripped]))
-            current, items, label = None, [], ""
+            blocks.append(_Block("placed", 0, [stripped], heading=heading))
+            current, items, label, lead = None, [], "", None
             continue
         indent = len(line) - len(line.lstrip())
         if _HEADING.match(line):
-            current, items, label, section = None, [], "", len(blocks)
+            current, items, label, section, lead = None, [], "", len(blocks), None
+            heading = readable_inline(_ANCHOR.sub("", stripped.lstrip("#"))).strip()
             continue
         item = _ITEM.match(line)
         body = line[item.end() :] if item else stripped
@@ -208,9 +218,22 @@ def _blocks(lines: list[str]) -> list[_Block]:
         if item:
             number = item.group(2)
             block = _Block("item", indent, [f"{number} {content}" if number else content], label=label)
+            if parent is None:
+                # a list right after "…behave differently:" (a paragraph ending in a colon) is its lead-in's
+                previous = blocks[-1] if len(blocks) > section else None
+                if (
+                    not items
+                    and previous is not None
+                    and previous.kind == "para"
+                    and previous.indent <= indent
+                ):
+                    lead = previous
+                if lead is not None and lead.indent <= indent:
+                    parent = lead
             if parent is not None and _joined(parent).endswith((":", "：")):
                 block.parent = parent
                 parent.children += 1
+            block.heading = heading
             blocks.append(block)
             items.append(block)
             current, label = block, ""
@@ -232,8 +255,8 @@ def _blocks(lines: list[str]) -> list[_Block]:
             items[-1].lines.append(content)  # an indented paragraph inside a loose list item
             current = items[-1]
             continue
-        items = []
-        block = _Block("para", indent, [content], label=label)
+        items, lead = [], None
+        block = _Block("para", indent, [content], label=label, heading=heading)
         blocks.append(block)
         current, label = block, ""
     return blocks
@@ -263,16 +286,29 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
+def _last_sentence(text: str) -> tuple[str, str]:
+    """`text` split before its last sentence: (what comes before it, the last sentence)."""
+    pieces = [p.strip() for p in SENTENCE_END.split(text) if p and p.strip()]
+    before = ""
+    for piece in pieces[:-1]:
+        before = glue(before, piece)
+    return before, (pieces[-1] if pieces else "")
+
+
 def _block_units(block: _Block, structured: list[str]) -> list[str]:
     if block.kind == "placed":
         return [structured[int(block.lines[0][1:])]]
     if block.kind == "code":
         return block.lines
-    if block.kind == "item" and block.children:
-        return []  # a lead-in ("Refunds go back:") is quoted with each of its items instead
+    if block.children:
+        # a lead-in ("Refunds go back:") is quoted with each of its items instead; a paragraph's
+        # sentences before its last one stand on their own
+        return _sentences(_last_sentence(_joined(block))[0]) if block.kind == "para" else []
     text = _joined(block)
     if block.parent is not None:
         lead = _joined(block.parent)
+        if block.parent.kind == "para":
+            lead = _last_sentence(lead)[1]
         if len(lead) + 1 + len(text) <= MAX_UNIT_CHARS:
             text = glue(lead, text)
     pieces = [text] if block.kind == "item" and len(text) <= MAX_UNIT_CHARS else _sentences(text)
@@ -296,7 +332,7 @@ def chunk_units(text: str) -> list[AnswerUnit]:
         for piece in _block_units(block, structured):
             piece = piece.strip()
             if len(piece) >= _MIN_UNIT_CHARS and not _NOT_AN_ANSWER.match(piece):
-                units.append(AnswerUnit(piece, index))
+                units.append(AnswerUnit(piece, index, block.heading))
     return units
 
 

@@ -59,6 +59,7 @@ from haygraph.control.language import CJK_RANGES
 from haygraph.control.planning.extractive import (
     answer_units,
     asked_type,
+    extractive_answer,
     holds_type,
     question_terms,
     question_text,
@@ -74,7 +75,7 @@ from haygraph.control.planning.meaning import (
 TOP_EVIDENCE = 3
 """How many of the best evidence items the signals look at."""
 
-REQUIRED_TYPES = frozenset({"number", "duration", "time", "size", "flag", "default"})
+REQUIRED_TYPES = frozenset({"count", "number", "duration", "time", "size", "flag", "default", "version"})
 """Asked-for types an answer cannot do without: when the question asks for one ("how many", "how
 long", "what time", "how big", "which flag", "the default") and no retrieved unit sharing its terms
 holds one (a number, a number with a unit of time or size, a clock time, a code span or ``--flag``,
@@ -297,6 +298,18 @@ def quoted_units(question: str, evidence: Sequence[Evidence], n: int = 3) -> lis
     return [unit for unit, share in units_by_share(terms(question_text(question)), top)[:n] if share > 0]
 
 
+def quotes_type(question: str, evidence: Sequence[Evidence], kind: str) -> bool:
+    """Whether the extractive answer to `question` from the top evidence quotes a unit holding `kind`.
+
+    A unit sharing a term somewhere in the evidence may hold a number of another thing (a 200 ms delay
+    beside "how many retries", a 14 kB saving of another option): the asked-for value must be in what
+    would be quoted, the units that answer the question best.
+    """
+    top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
+    quoted = extractive_answer(question, top, max_evidence=TOP_EVIDENCE)
+    return quoted is not None and any(holds_type(kind, unit) for unit in quoted.units)
+
+
 def answerability_features(question: str, signals: dict[str, float]) -> tuple[float, ...]:
     """The model's inputs in `FEATURE_NAMES` order: each signal (and a bias of 1) times its language share."""
     cjk, latin, _other = script_shares(question)
@@ -399,7 +412,7 @@ class AnswerabilityModel:
         if contrasted:
             pairs = ", ".join(f"'{word}' (they state '{sibling}')" for word, sibling in contrasted)
             return Decision(False, p, self.threshold, signals, rule=f"no retrieved passage mentions {pairs}")
-        if signals["type_missing"] and kind in REQUIRED_TYPES:
+        if kind in REQUIRED_TYPES and (signals["type_missing"] or not quotes_type(question, evidence, kind)):
             return Decision(
                 False, p, self.threshold, signals, rule=f"no retrieved sentence holds the asked-for {kind}"
             )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from haygraph.control.evidence import Evidence
@@ -26,6 +26,8 @@ from haygraph.control.texts import INSUFFICIENT_EVIDENCE
 if TYPE_CHECKING:
     from haygraph.control.planning.meaning import MeaningEncoder
 
+_CJK_END = re.compile(r"[\u4e00-\u9fff]$")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _EN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 _STOP_WORDS = (
     "a an and are as at be been but by can could do does for from has have how i if in into is it its "
@@ -49,6 +51,8 @@ class ExtractiveAnswer:
 
     answer: str
     evidence_ids: list[str]
+    units: list[str] = field(default_factory=list)
+    """The quoted units, in answer order, without their citations."""
 
 
 def insufficient_message(question: str) -> str:
@@ -107,12 +111,15 @@ def question_terms(question: str) -> dict[str, float]:
 
 
 EN_NUMERALS = (
-    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"(?<!\bthe )(?<!\bnew )(?<!\bthis )(?<!\bthat )(?<!\beach )(?<!\bany )(?<!\bevery )(?<!\bno )"
+    r"(?<!\bwhich )(?<!\bother )(?<!\bsame )one|"
+    r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
     r"sixty|hundred|thousand|million|once|twice|dozen|"
     r"an? (?=(?:day|week|month|hour|year|minute)s?\b)"
 )
 """English number words (and "a"/"an" before a unit of time: "an hour", "a year"). Not "half": "taken in
-half days" names a unit of leave, not how many days (it outranked the 12/15/20-day table)."""
+half days" names a unit of leave, not how many days (it outranked the 12/15/20-day table); not the
+pronoun "one" ("the new one", "each one", "no one")."""
 ZH_NUMERALS = r"[零〇一二两三四五六七八九十百千万亿半几]+"
 """Chinese numerals (三年, 十二天, 两周, 半个月)."""
 ZH_MEASURES = (
@@ -122,7 +129,30 @@ ZH_MEASURES = (
 """Measure words and units a Chinese numeral stands before when it counts something (三次, 两名, 五倍)."""
 
 
+_SIZE_OR_TIME_UNIT = (
+    r"\s*(?:ms|milliseconds?|s\b|secs?|seconds?|min|minutes?|h\b|hours?|days?|weeks?|months?|years?|"
+    r"[kmgt]i?b|bytes?|px|em|rem|%|毫秒|秒|分钟|小时|天|周|个月|年|字节|兆)"
+)
+"""What turns a number into a measure (200ms, 14kb, 3 天): a count of times is none of these."""
+
 ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "count": (
+        re.compile(r"\bhow many times\b|\bhow many (?:re)?tries\b|几次|多少次|几遍|多少遍|几回|多少回"),
+        re.compile(
+            rf"\b(?:once|twice|thrice)\b|(?:\d+|{EN_NUMERALS}|several|multiple)\s*(?:more\s+)?times\b|"
+            rf"(?:\d+|{ZH_NUMERALS})\s*(?:次|遍|回)|"
+            rf"(?<![\w.])\d+(?![\w.:/-]|{_SIZE_OR_TIME_UNIT})",
+            re.IGNORECASE,
+        ),
+    ),
+    "version": (
+        re.compile(
+            r"\b(?:which|what|minimum|earliest|oldest|lowest) (?:\w+ )?versions?\b|"
+            r"\bsince (?:which|what) version\b|"
+            r"哪个版本|哪一版|什么版本|哪个版|最低版本|版本号?是多少|从哪个版本|几版"
+        ),
+        re.compile(r"\b[vV]?\d+\.(?:\d+|x)\b|\b[vV]\d+\b|\bversion\s+\d+|\d+\s*版|版本\s*\d", re.IGNORECASE),
+    ),
     "flag": (
         re.compile(
             r"\bwhich (?:cli |command[- ]line )?(?:flag|option|switch|command|parameter|argument|setting)\b|"
@@ -154,14 +184,6 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             re.IGNORECASE,
         ),
     ),
-    "date": (
-        re.compile(r"\bwhen\b|\bwhat (?:date|day)\b|\bby when\b|什么时候|何时|哪天|几号|日期"),
-        re.compile(
-            r"\b\d{1,2}:\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
-            r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|\d+\s*[月日号点]|\b\d{4}\b",
-            re.IGNORECASE,
-        ),
-    ),
     "size": (
         re.compile(
             r"\bhow (?:big|large|heavy)\b|\bwhat(?:'s| is) the (?:maximum |max |file )?size\b|"
@@ -176,18 +198,27 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             re.IGNORECASE,
         ),
     ),
+    "date": (
+        re.compile(r"\bwhen\b|\bwhat (?:date|day)\b|\bby when\b|什么时候|何时|哪天|几号|日期"),
+        re.compile(
+            r"\b\d{1,2}:\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+            r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|\d+\s*[月日号点]|\b\d{4}\b",
+            re.IGNORECASE,
+        ),
+    ),
     "default": (
         re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省"),
         re.compile(
             r"\bdefaults?\s*(?:[:=]|to\b|is\b|value|of\b|setting)|\bthe default \w+ (?:is|are)\b|"
             r"\bby default\b|\bdefaulting to\b|"
-            r"默认(?:值|为|是|的|情况下|设置|会|将|\*{0,2}\s*[:：])|缺省(?:值|为|是|[:：])",
+            r"默认(?:值|为|是|的|情况下|设置|会|将|\*{0,2}\s*[:：]|\s*`)|缺省(?:值|为|是|[:：])",
             re.IGNORECASE,
         ),
     ),
     "number": (
         re.compile(
-            r"\bhow (?:many|much)\b|\bwhat (?:percentage|amount|number)\b|\bmaximum\b|\blimit\b|多少|几|"
+            r"\bhow (?:many|much)\b|\bwhat (?:percentage|amount|number)\b|\bmaximum\b|\blimit\b|"
+            r"\b(?:largest|highest|biggest|smallest|lowest|maximum|minimum) (?:number|value|count)\b|多少|几|"
             r"(?:年龄|年纪|岁数)多大|多大(?:年纪|岁数)"
         ),
         re.compile(rf"\d|\b(?:{EN_NUMERALS})\b|(?:{ZH_NUMERALS})\s*{ZH_MEASURES}", re.IGNORECASE),
@@ -302,17 +333,32 @@ def candidate_idf(query_terms: dict[str, float], sentences: list[str]) -> dict[s
     }
 
 
-def _quoted_units(units: list[AnswerUnit], kind: str | None) -> list[tuple[str, tuple[int, ...]]]:
+def _quoted_units(
+    units: list[AnswerUnit], kind: str | None, heading: str = ""
+) -> list[tuple[str, tuple[int, ...]]]:
     """The units of one chunk as quotes, each with the positions it covers.
 
     A unit that does not hold the asked-for `kind` is quoted together with the next unit of its block
     when that one does ("Logs are kept for a while." + "The default is 90 days."), up to
-    `MAX_UNIT_CHARS`; the next unit stays a candidate of its own too.
+    `MAX_UNIT_CHARS`; the next unit stays a candidate of its own too. Asked for a flag or option name,
+    a unit under a heading that names one in a code span, and does not name it itself, is quoted after
+    its heading
+    ("`__VUE_OPTIONS_API__`: Enable / disable Options API support."): the heading is the term the
+    unit defines. `heading` is the chunk's own (its heading path's last), for units above the chunk's
+    first heading line.
     """
     quotes: list[tuple[str, tuple[int, ...]]] = []
     for pos, unit in enumerate(units):
         nxt = units[pos + 1] if pos + 1 < len(units) else None
+        title = unit.heading or heading
+        names = _CODE_SPAN.findall(title) if kind == "flag" else []
         if (
+            names
+            and not any(name in unit.text for name in names)
+            and len(title) + 2 + len(unit.text) <= MAX_UNIT_CHARS
+        ):
+            quotes.append((glue(title + ("：" if _CJK_END.search(title) else ":"), unit.text), (pos,)))
+        elif (
             kind is not None
             and nxt is not None
             and nxt.block == unit.block
@@ -361,7 +407,9 @@ def extractive_answer(
     candidates = [
         (rank, positions, text, evidence[rank].id)
         for rank, units in enumerate(chunks)
-        for text, positions in _quoted_units(units, kind)
+        for text, positions in _quoted_units(
+            units, kind, evidence[rank].heading_path[-1] if evidence[rank].heading_path else ""
+        )
     ]
     contexts = [" ".join([*item.heading_path, item.text]) for item in evidence[:max_evidence]]
     idf = candidate_idf(query_terms, [unit.text for units in chunks for unit in units])
@@ -394,7 +442,7 @@ def extractive_answer(
                 chosen.append((sentence, ev_id))
     answer = " ".join(f"{sentence} [{ev_id}]" for sentence, ev_id in chosen)
     ids = list(dict.fromkeys(ev_id for _sentence, ev_id in chosen))
-    return ExtractiveAnswer(answer=answer, evidence_ids=ids)
+    return ExtractiveAnswer(answer=answer, evidence_ids=ids, units=[sentence for sentence, _id in chosen])
 
 
 def _closest_in_meaning(

@@ -57,6 +57,8 @@ _YES_NO = re.compile(
     r"^\s*(?:is|are|was|were|do|does|did|can|could|should|will|would|must|has|have|may)\b",
     re.IGNORECASE,
 )
+_ASPECT = frozenset("了过着")
+"""Aspect particles: a verbal noun (jieba ``vn``) before one is used as a verb."""
 _ZH_GENERIC = frozenset(
     {"可以", "是否", "需要", "能否", "如何", "应该", "一个", "我们", "你们", "这个", "那个"}
 )
@@ -149,11 +151,15 @@ def contrasted_words(
     import jieba.posseg
 
     def things(text: str) -> set[str]:
-        # two-character nouns and time words (晚餐, 周末), not verbs or numerals (要用, 一天)
+        # two-character nouns and time words (晚餐, 周末), not verbs or numerals (要用, 一天); a verbal
+        # noun followed by an aspect particle is a verb ("设置了 max": an action, not a thing)
+        tagged = jieba.posseg.lcut(text)
         return {
             p.word
-            for p in jieba.posseg.lcut(text)
-            if len(p.word) == 2 and _CJK.match(p.word[0]) and (p.flag[0] in "nt" or p.flag == "vn")
+            for p, nxt in zip(tagged, [*tagged[1:], None], strict=True)
+            if len(p.word) == 2
+            and _CJK.match(p.word[0])
+            and (p.flag[0] in "nt" or (p.flag == "vn" and not (nxt and nxt.word[:1] in _ASPECT)))
         }
 
     nouns = things(question_text(question))

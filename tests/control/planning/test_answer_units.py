@@ -44,6 +44,39 @@ class TestListItems:
             "质检通过后，退款原路返回：银行卡：3–7 个工作日 到账；",
         ]
 
+    def test_a_list_after_a_paragraph_ending_in_a_colon_takes_it_as_lead_in(self) -> None:
+        text = (
+            "未显式处理的错误在开发和生产模式下有不同的行为：\n\n"
+            "- 在开发模式下，错误会被抛出。\n\n"
+            "- 在生产模式下，错误只会被记录到控制台。\n"
+        )
+        assert answer_units(text) == [
+            "未显式处理的错误在开发和生产模式下有不同的行为：在开发模式下，错误会被抛出。",
+            "未显式处理的错误在开发和生产模式下有不同的行为：在生产模式下，错误只会被记录到控制台。",
+        ]
+        # only the paragraph's last sentence leads the list; the ones before stand on their own
+        assert answer_units(
+            "Vue trims whitespace. The default strategy is:\n\n  1. Trim ends.\n  2. Drop lines."
+        ) == [
+            "Vue trims whitespace.",
+            "The default strategy is: 1. Trim ends.",
+            "The default strategy is: 2. Drop lines.",
+        ]
+        # a paragraph that does not end in a colon is no lead-in
+        assert answer_units("Laptops are lent.\n\n- Monitors are lent too.") == [
+            "Laptops are lent.",
+            "Monitors are lent too.",
+        ]
+
+    def test_units_know_the_heading_they_stand_under(self) -> None:
+        units = chunk_units(
+            "Intro text here.\n\n## `__VUE_OPTIONS_API__` {#VUE_OPTIONS_API}\n\nEnable / disable it."
+        )
+        assert [(u.heading, u.text) for u in units] == [
+            ("", "Intro text here."),
+            ("`__VUE_OPTIONS_API__`", "Enable / disable it."),
+        ]
+
     def test_nested_items_without_a_lead_in_stay_apart(self) -> None:
         assert answer_units("- Laptops are lent.\n  - Monitors are lent too.") == [
             "Laptops are lent.",

@@ -18,6 +18,7 @@ from haygraph.control.planning.answerability import (
     code_terms,
     key_entities,
     longest_shared_span,
+    quotes_type,
     script_shares,
     shipped_model,
 )
@@ -100,6 +101,33 @@ class TestModel:
         assert model.decide(
             "Why does v-model sync after each input event?", [lazy]
         ).answerable  # not required
+
+    def test_the_asked_for_type_must_be_in_what_is_quoted(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        delay = ev(
+            1,
+            "A loader that fails can be retried. The loading component shows after a delay of 200ms.",
+            0.8,
+            0.9,
+        )
+        refused = model.decide("How many times is a failed loader retried?", [delay])
+        assert not refused.answerable and refused.rule == "no retrieved sentence holds the asked-for count"
+        retries = ev(2, "A loader that fails is retried 3 times.", 0.8, 0.9)
+        assert model.decide("How many times is a failed loader retried?", [retries]).answerable
+        # a number elsewhere in the chunk, in a unit the answer would not quote, is no answer
+        far = ev(
+            3,
+            "Disabling the Options API support gives smaller bundles.\n\n"
+            "Precompiled templates leave the compiler out of bundles, which saves 14kb.",
+            0.8,
+            0.9,
+        )
+        question = "How many kb smaller are bundles without the Options API support?"
+        assert (
+            model.decide(question, [far]).signals["type_missing"] == 0.0
+        )  # a unit sharing "bundles" has 14kb
+        assert not quotes_type(question, [far], "size")
+        assert not model.decide(question, [far]).answerable
 
     def test_a_sibling_of_the_asked_for_thing_refuses(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})

@@ -221,6 +221,26 @@ class TestStructuredUnits:
         assert asked_type("Tell me about the leave policy") is None
         assert holds_type("date", "by 31 March") and not holds_type("date", "by the end")
 
+    def test_a_count_of_times_is_not_a_measure(self) -> None:
+        assert asked_type("How many times does defineAsyncComponent retry a failed loader?") == "count"
+        assert asked_type("异步组件加载失败后，默认会自动重试几次？") == "count"
+        for held in ("It retries 3 times.", "最多重试 3 次", "retries: 3", "最多重试三次", "It tries twice."):
+            assert holds_type("count", held), held
+        for measure in ("默认为 200ms", "a delay of 200 ms", "Default: Infinity", "缩小 14kb", "v3.2"):
+            assert not holds_type("count", measure), measure
+
+    def test_a_version_question_needs_a_version(self) -> None:
+        assert asked_type("使用 :slotted 伪类最低需要 Vue 的哪个版本？") == "version"
+        assert asked_type("Which version of Node do I need?") == "version"
+        assert holds_type("version", "需要 Vue 3.3+") and holds_type("version", "since v2")
+        assert not holds_type("version", "这在插件中很有用，因为可能需要根据不同的 Vue 版本执行不同的逻辑。")
+
+    def test_sizes_named_by_unit_and_largest_numbers(self) -> None:
+        assert asked_type("How many kb smaller does the bundle get when the flag is set to false?") == "size"
+        assert asked_type("What is the largest number I can pass to the max prop?") == "number"
+        assert not holds_type("number", "the least recently used instance is dropped for the new one.")
+        assert holds_type("number", "It takes one day.")
+
     def test_titles_and_ages_are_not_sizes(self) -> None:
         assert asked_type("《大小姐×执事！》是哪个作家所著的轻小说？") != "size"
         assert asked_type("这本书的作者当时年龄多大？") == "number"  # an age, asked with 多大
@@ -242,6 +262,7 @@ class TestStructuredUnits:
             "It defaults to true.",
             "By default, it syncs.",
             "- **默认：** `'condense'`",
+            "默认 `'condense'`",
             "The default strategy is condense.",
         ):
             assert holds_type("default", held), held

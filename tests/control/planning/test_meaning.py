@@ -95,6 +95,13 @@ class TestContrastedWords:
         assert contrasted_words(rewritten, auto, auto, asked="输入框还需要手动转换为数字吗？") == []
         assert contrasted_words("输入框手动转换的数字是多少", auto, auto) == [("手动", "自动")]
 
+    def test_a_verbal_noun_used_as_a_verb_is_no_thing(self):
+        cache = ["KeepAlive 是一个内置组件，当缓存数量超过上限时，最久没有被访问的缓存实例将被销毁。"]
+        assert (
+            contrasted_words("KeepAlive 设置了 max 以后，缓存数量超过上限时会销毁哪一个实例？", cache, cache)
+            == []
+        )
+
     def test_verbs_numerals_and_synonyms_are_not_siblings(self):
         day = ["出差伙食补助当天按标准发放，每人每天 100 元。"]
         assert contrasted_words("出差的伙食补助一天是多少钱", day, day) == []  # 一天 is a numeral
