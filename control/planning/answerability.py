@@ -38,9 +38,11 @@ parts only (CMRC 2018 tune passages, handbook tune cases, SciFact train claims).
 
 Two rules come before the model: a question with no content terms, or written in another language's
 script (`other_language`: mostly neither Latin nor Chinese, or with kana / hangul), is not answerable.
-Two come after it: a question naming an identifier (`code_terms`: ``__VUE_PROD_TIPS__``,
-``defineAsyncComponent``, a code span) that no evidence mentions, or asking for a `REQUIRED_TYPES`
-type that no retrieved unit holds (``type_missing``), is not answerable either.
+Rules come after it too: a question naming an identifier (`code_terms`: ``__VUE_PROD_TIPS__``,
+``defineAsyncComponent``, a code span) or a Chinese proper name (`meaning.missing_names`: 刘国勋)
+that no evidence mentions, asking about a Chinese noun whose sibling the quoted sentence states
+(`meaning.contrasted_words`: 晚餐 asked, 午餐 stated), or asking for a `REQUIRED_TYPES` type that the
+units the answer would quote do not hold (`quotes_type`), is not answerable either.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ from haygraph.control.planning.meaning import (
     MeaningEncoder,
     contrasted_words,
     meaning_signals,
+    missing_names,
 )
 
 TOP_EVIDENCE = 3
@@ -402,7 +405,7 @@ class AnswerabilityModel:
         if p < self.threshold:
             return Decision(False, p, self.threshold, signals)
         kind = asked_type(question)
-        absent = absent_code_terms(question, evidence)
+        absent = absent_code_terms(question, evidence) or missing_names(question, [e.text for e in evidence])
         if absent:
             names = ", ".join(f"'{t}'" for t in absent)
             return Decision(False, p, self.threshold, signals, rule=f"no retrieved passage mentions {names}")

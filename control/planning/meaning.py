@@ -183,6 +183,45 @@ def contrasted_words(
     return found
 
 
+NAME_FLAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz"})
+"""jieba's part-of-speech tags of proper names: person, place, organisation, other proper noun."""
+
+
+COMMON_NAME_FREQ = 1000
+"""jieba dictionary frequency from which a word tagged as a name is a common word: 城市 (25,084), 家族
+(1,918) and 香港 (8,044) are tagged as names but name no one thing; 北斗 (265), 卢卡斯 (18) and words
+outside the dictionary (刘国勋) do."""
+
+
+def missing_names(question: str, texts: Sequence[str]) -> list[str]:
+    """The question's Chinese proper names (2+ characters) that none of `texts` contains.
+
+    A question about 刘国勋, 北斗阿南鱼 or 津蓟铁路 over passages that never name it is about
+    something the evidence does not cover, however close the passages are in meaning (another
+    person of the same field, another fish of the same genus). Names are cut and tagged by jieba
+    (`NAME_FLAGS`), common words left out (`COMMON_NAME_FREQ`); only looked up when the texts are
+    written in Chinese (`SCRIPT_SHARE`): a Chinese
+    name cannot be found in English evidence, so a question in the other language is left to meaning.
+    """
+    joined = " ".join(texts).lower()
+    cjk = len(_CJK.findall(joined)) / 1.5
+    if not cjk or cjk / max(1.0, cjk + len(_LATIN_WORD.findall(joined))) < SCRIPT_SHARE:
+        return []
+    import jieba
+    import jieba.posseg
+
+    names = [
+        p.word
+        for run in CJK_RUN.findall(question_text(question))
+        for p in jieba.posseg.lcut(run)
+        if p.flag in NAME_FLAGS
+        and len(p.word) >= 2
+        and not _QUESTION_CHARS.search(p.word)
+        and jieba.dt.FREQ.get(p.word, 0) < COMMON_NAME_FREQ
+    ]
+    return [name for name in dict.fromkeys(names) if name not in joined]
+
+
 def warm_up() -> None:
     """Load what the sibling rule reads with, now: jieba's dictionary and its part-of-speech tables.
 

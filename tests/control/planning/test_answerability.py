@@ -129,6 +129,13 @@ class TestModel:
         assert not quotes_type(question, [far], "size")
         assert not model.decide(question, [far]).answerable
 
+    def test_a_name_no_evidence_mentions_refuses(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        other = ev(1, "廖秋成在国立台湾大学森林学研究所取得硕士学位。", 0.8, 0.9)
+        refused = model.decide("刘国勋在哪里取得的硕士学位？", [other])
+        assert not refused.answerable and refused.rule == "no retrieved passage mentions '刘国勋'"
+        assert model.decide("廖秋成在哪里取得的硕士学位？", [other]).answerable
+
     def test_a_sibling_of_the_asked_for_thing_refuses(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
         lunch = ev(1, "周末加班满 4 小时的，公司提供午餐补贴 30 元。", 0.8, 0.9)
