@@ -53,7 +53,7 @@ _QUESTION_CHARS = re.compile(r"[几多什么哪怎谁吗呢]")
 _HOW_PHRASE = re.compile(r"\bhow (?:long|much|many|often|big|large|far|old|soon)\b", re.IGNORECASE)
 _ASKED_KIND = re.compile(f"(?:什么|哪个|哪些|哪种|哪一|哪|何种|何)([{CJK_RANGES}]{{2}})")
 _YES_NO = re.compile(
-    r"[吗么][\s?？!！。.~～]*$|是否|是不是|能不能|可不可以|有没有|要不要|需不需要|会不会|对不对|"
+    r"(?:吗|(?<![什怎那这多要])么)[\s?？!！。.~～]*$|是否|是不是|能不能|可不可以|有没有|要不要|需不需要|会不会|对不对|"
     r"^\s*(?:is|are|was|were|do|does|did|can|could|should|will|would|must|has|have|may)\b",
     re.IGNORECASE,
 )

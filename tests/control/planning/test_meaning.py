@@ -104,6 +104,12 @@ class TestContrastedWords:
         assert missing_names("这个家族来自哪个城市？", fish) == []
         assert missing_names("刘国勋在哪里取得的硕士学位？", ["Liu Guoxun studied forestry in Taipei."]) == []
 
+    def test_what_questions_are_not_yes_no_questions(self):
+        lunch = ["周末加班满 4 小时的，公司提供午餐补贴 30 元。"]
+        # "是什么" ends in 么 but asks what, so the sibling rule applies; "…么" after a verb asks yes/no
+        assert contrasted_words("周末加班的晚餐补贴是什么", lunch, lunch) == [("晚餐", "午餐")]
+        assert contrasted_words("周末加班有晚餐补贴么", lunch, lunch) == []
+
     def test_a_verbal_noun_used_as_a_verb_is_no_thing(self):
         cache = ["KeepAlive 是一个内置组件，当缓存数量超过上限时，最久没有被访问的缓存实例将被销毁。"]
         assert (
