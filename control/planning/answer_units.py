@@ -42,6 +42,8 @@ _VALUE_LEAD = re.compile(
     re.IGNORECASE,
 )
 """How a piece that belongs to the one before begins: a parenthesis, "Default: …", "默认 …", "e.g."."""
+_ABBREVIATION_END = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|etc|vs|cf|approx|incl)\.$", re.IGNORECASE)
+"""A piece ending in an abbreviation ("… build of Vue (i.e.") has not ended its sentence."""
 _NOT_AN_ANSWER = re.compile(r"^[|:\-\s]+$")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|(?:\s*:?-{2,}:?\s*\|)+\s*$")
@@ -270,7 +272,11 @@ def _joined(block: _Block) -> str:
 
 
 def _sentences(text: str) -> list[str]:
-    """Sentence pieces of a block; a piece that begins like `_VALUE_LEAD` stays on the one before."""
+    """Sentence pieces of a block, each joined to the one before when it would not stand alone.
+
+    That is a piece beginning like `_VALUE_LEAD`, or following one that ends in an abbreviation
+    (e.g., i.e., etc.).
+    """
     enumerator = _ENUMERATOR.match(text)
     head = enumerator.group(0) if enumerator else ""
     pieces = [p.strip() for p in SENTENCE_END.split(text[len(head) :]) if p and p.strip()]
@@ -279,7 +285,8 @@ def _sentences(text: str) -> list[str]:
     pieces[0] = head + pieces[0]
     out: list[str] = []
     for piece in pieces:
-        if out and _VALUE_LEAD.match(piece) and len(out[-1]) + 1 + len(piece) <= MAX_UNIT_CHARS:
+        joins = out and (_VALUE_LEAD.match(piece) or _ABBREVIATION_END.search(out[-1]))
+        if joins and len(out[-1]) + 1 + len(piece) <= MAX_UNIT_CHARS:
             out[-1] = glue(out[-1], piece)
         else:
             out.append(piece)

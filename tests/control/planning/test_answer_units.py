@@ -68,6 +68,15 @@ class TestListItems:
             "Monitors are lent too.",
         ]
 
+    def test_an_abbreviation_does_not_end_a_sentence(self) -> None:
+        text = (
+            "Flags apply to the esm-bundler build (i.e. `vue.esm-bundler.js`). Bring an id, e.g. a passport."
+        )
+        assert answer_units(text) == [
+            "Flags apply to the esm-bundler build (i.e. `vue.esm-bundler.js`).",
+            "Bring an id, e.g. a passport.",
+        ]
+
     def test_units_know_the_heading_they_stand_under(self) -> None:
         units = chunk_units(
             "Intro text here.\n\n## `__VUE_OPTIONS_API__` {#VUE_OPTIONS_API}\n\nEnable / disable it."
