@@ -246,8 +246,11 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
 }
 """The asked-for answer type: (question pattern, answer-unit pattern), checked in this order.
 
-A flag or command name ("which flag…", 哪个参数) is held by a code span or a ``--flag``; a size ("how
-big", 多大, 大小) by a number with a data or physical unit (MB, 平方米, seats); a default value
+A count ("how many times", 几次) is held by a number of times (3 times, 三次, a bare 3), not by a
+measure (200ms, 14kb, 3 天); a version ("which version", 哪个版本) by 3.2, v3 or 3.x; a flag or command
+name ("which flag…", 哪个参数) by a code span or a ``--flag``; a size ("how big", "how many kb", 多大,
+大小) by a number with a data or physical unit (MB, 平方米, seats) — checked before the date, so the
+"when" of "how many kb … when X is false" does not make it a date question; a default value
 ("default", 默认) by the word stating a value or behaviour ("Defaults to 30", "Default: 30", "by default",
 默认值是 30, 默认为; not "the default content" / 默认内容, a default that is a thing, not a setting).
 """
