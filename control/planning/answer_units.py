@@ -70,9 +70,13 @@ class _Block:
     lines: list[str]
     label: str = ""
     heading: str = ""
-    lead: str = ""
     children: int = 0
     parent: _Block | None = field(default=None, repr=False)
+
+
+def labelled(label: str, text: str) -> str:
+    """`text` after its label: "Label: text", or "标签：text" when the label ends in Chinese."""
+    return f"{label}{'：' if _CJK_EDGE.match(label[-1]) else ': '}{text}"
 
 
 def glue(left: str, right: str) -> str:
@@ -320,8 +324,7 @@ def _block_units(block: _Block, structured: list[str]) -> list[str]:
             text = glue(lead, text)
     pieces = [text] if block.kind == "item" and len(text) <= MAX_UNIT_CHARS else _sentences(text)
     if block.label and pieces:
-        sep = "：" if _CJK_EDGE.match(block.label[-1]) else ": "
-        pieces[0] = f"{block.label}{sep}{pieces[0]}"
+        pieces[0] = labelled(block.label, pieces[0])
     return pieces
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from haygraph.control.evidence import Evidence
 from haygraph.control.language import CJK_RUN
 from haygraph.control.planning.answer_units import MAX_TABLE_ROWS as MAX_TABLE_ROWS
-from haygraph.control.planning.answer_units import MAX_UNIT_CHARS, AnswerUnit, chunk_units, glue
+from haygraph.control.planning.answer_units import MAX_UNIT_CHARS, AnswerUnit, chunk_units, glue, labelled
 from haygraph.control.planning.answer_units import answer_units as answer_units
 from haygraph.control.planning.answer_units import table_row_text as table_row_text
 from haygraph.control.planning.injection import strip_instructions
@@ -26,7 +26,6 @@ from haygraph.control.texts import INSUFFICIENT_EVIDENCE
 if TYPE_CHECKING:
     from haygraph.control.planning.meaning import MeaningEncoder
 
-_CJK_END = re.compile(r"[\u4e00-\u9fff]$")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _EN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 _STOP_WORDS = (
@@ -360,7 +359,7 @@ def _quoted_units(
             and not any(name in unit.text for name in names)
             and len(title) + 2 + len(unit.text) <= MAX_UNIT_CHARS
         ):
-            quotes.append((glue(title + ("：" if _CJK_END.search(title) else ":"), unit.text), (pos,)))
+            quotes.append((labelled(title, unit.text), (pos,)))
         elif (
             kind is not None
             and nxt is not None

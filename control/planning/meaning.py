@@ -101,6 +101,14 @@ def key_words(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(words))
 
 
+def script_weights(text: str) -> tuple[float, float]:
+    """Shares of Chinese and English in `text`'s words (a Chinese character counts 1/1.5 of a word)."""
+    cjk = len(_CJK.findall(text)) / 1.5
+    latin = len(_LATIN_WORD.findall(text))
+    total = max(1.0, cjk + latin)
+    return cjk / total, latin / total
+
+
 def missing_words(question: str, texts: Sequence[str]) -> tuple[list[str], int]:
     """The question's `key_words` that none of `texts` contains, and how many words were looked up.
 
@@ -109,10 +117,8 @@ def missing_words(question: str, texts: Sequence[str]) -> tuple[list[str], int]:
     language is left to the meaning signals.
     """
     joined = " ".join(texts).lower()
-    cjk = len(_CJK.findall(joined)) / 1.5
-    latin = len(_LATIN_WORD.findall(joined))
-    total = max(1.0, cjk + latin)
-    words = [w for w in key_words(question) if (latin if w.isascii() else cjk) / total >= SCRIPT_SHARE]
+    cjk, latin = script_weights(joined)
+    words = [w for w in key_words(question) if (latin if w.isascii() else cjk) >= SCRIPT_SHARE]
     found = terms(joined)
     return [w for w in words if (w not in found if w.isascii() else w not in joined)], len(words)
 
@@ -200,12 +206,11 @@ def missing_names(question: str, texts: Sequence[str]) -> list[str]:
     something the evidence does not cover, however close the passages are in meaning (another
     person of the same field, another fish of the same genus). Names are cut and tagged by jieba
     (`NAME_FLAGS`), common words left out (`COMMON_NAME_FREQ`); only looked up when the texts are
-    written in Chinese (`SCRIPT_SHARE`): a Chinese
-    name cannot be found in English evidence, so a question in the other language is left to meaning.
+    written in Chinese (`SCRIPT_SHARE`): a Chinese name cannot be found in English evidence, so a
+    question in the other language is left to meaning.
     """
     joined = " ".join(texts).lower()
-    cjk = len(_CJK.findall(joined)) / 1.5
-    if not cjk or cjk / max(1.0, cjk + len(_LATIN_WORD.findall(joined))) < SCRIPT_SHARE:
+    if script_weights(joined)[0] < SCRIPT_SHARE:
         return []
     import jieba
     import jieba.posseg
