@@ -298,8 +298,13 @@ def _sentences(text: str) -> list[str]:
 
 
 def _last_sentence(text: str) -> tuple[str, str]:
-    """`text` split before its last sentence: (what comes before it, the last sentence)."""
+    """`text` split before its last sentence: (what comes before it, the last sentence).
+
+    A piece ending in an abbreviation has not ended its sentence ("Pick one, e.g. these:").
+    """
     pieces = [p.strip() for p in SENTENCE_END.split(text) if p and p.strip()]
+    while len(pieces) > 1 and _ABBREVIATION_END.search(pieces[-2]):
+        pieces[-2:] = [glue(pieces[-2], pieces[-1])]
     before = ""
     for piece in pieces[:-1]:
         before = glue(before, piece)

@@ -62,6 +62,14 @@ class TestListItems:
             "The default strategy is: 1. Trim ends.",
             "The default strategy is: 2. Drop lines.",
         ]
+        # an abbreviation inside the lead-in sentence does not cut it short
+        assert answer_units(
+            "Builds differ. Pick a build, e.g. one of these:\n\n- `vue.js`\n- `vue.cjs.js`"
+        ) == [
+            "Builds differ.",
+            "Pick a build, e.g. one of these: `vue.js`",
+            "Pick a build, e.g. one of these: `vue.cjs.js`",
+        ]
         # a paragraph that does not end in a colon is no lead-in
         assert answer_units("Laptops are lent.\n\n- Monitors are lent too.") == [
             "Laptops are lent.",
