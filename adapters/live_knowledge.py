@@ -63,7 +63,7 @@ class LiveKnowledgeBase:
         store_dir: str | Path,
         *,
         config: RetrievalConfig | None = None,
-        warm_top_ks: Sequence[int] = (5, 10),
+        warm_top_ks: Sequence[int] = (3, 5),
         check_interval_s: float = 2.0,
         on_reload: Callable[[], None] | None = None,
     ) -> None:

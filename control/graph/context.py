@@ -64,13 +64,10 @@ class Context:
     max_retries: int = 1
     """Maximum expansions per turn (the evaluate/expand loop bound)."""
 
-    top_k: int = 5
-    """Chunks per retrieval query. The decision and the answer read the best `TOP_EVIDENCE` (3) of them
-    by relevance, so the retriever's fused order only chooses the candidates: a chunk the fusion puts
-    4th or 5th but the relevance model puts higher is read ("2 days per week" for "how many days per
-    week … from home", 4th in hybrid order, 3rd by relevance)."""
+    top_k: int = 3
+    """Chunks per retrieval query."""
 
-    expand_top_k: int = 10
+    expand_top_k: int = 5
     """Chunks requested by an expansion (with the original question)."""
 
     tool_executor: ToolExecutor | None = None

@@ -181,7 +181,7 @@ class TestExpansion:
         assert result["path"].count("evaluate") == max_retries + 1
         assert len(retriever.calls) == 1 + max_retries
         # expansions search with the original question and the larger top-k
-        assert all(call == (question, 10) for call in retriever.calls[1:])
+        assert all(call == (question, 5) for call in retriever.calls[1:])
         assert result["status"] == "insufficient_evidence"
 
     def test_good_first_retrieval_does_not_expand(self, agent: Agent, counter: CountingRetriever) -> None:

@@ -129,7 +129,7 @@ class TestAsk:
         assert main(["ask", LEAVE_QUESTION, "--store", str(bm25_store), "--json"]) == 0
         result = json.loads(capsys.readouterr().out)
         _assert_bm25_from_store(result["settings"])
-        assert (result["settings"]["top_k"], result["settings"]["sources"]["top_k"]) == (5, "agent")
+        assert (result["settings"]["top_k"], result["settings"]["sources"]["top_k"]) == (3, "agent")
         assert result["route"] == "retrieve" and result["evidence"]
         assert "leave-policy.md" in {e["source"] for e in result["evidence"]}
 

@@ -68,7 +68,7 @@ class TestRetrievePath:
         assert state["route"] == "retrieve"
         assert state["status"] == "completed"
         assert state["query"] == "how many days of annual leave employees get"
-        assert retriever.calls == [("how many days of annual leave employees get", 5, None)]
+        assert retriever.calls == [("how many days of annual leave employees get", 3, None)]
         retrieved = {e.id: e.text for e in state["evidence"]}
         assert state["evidence_ids"] == ["hr.md::leave"]
         assert set(state["evidence_ids"]) <= set(retrieved)
@@ -134,9 +134,7 @@ class TestExpandLoop:
     def test_poor_retrieval_expands_once_with_original_question(self) -> None:
         retriever = CountingRetriever(KeywordRetriever(list(EXPAND_DOCS)))
         question = "Please tell me about parking badge charging"
-        state = run(
-            question, retriever=retriever, max_retries=1, answerability=BY_RELEVANCE, top_k=3, expand_top_k=5
-        )
+        state = run(question, retriever=retriever, max_retries=1, answerability=BY_RELEVANCE)
         assert state["path"] == ["analyze", "retrieve", "evaluate", "expand", "evaluate", "generate"]
         assert retriever.calls == [
             ("about parking badge charging", 3, None),
