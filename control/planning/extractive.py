@@ -442,9 +442,32 @@ def extractive_answer(
                 seen.add(sentence)
                 covered |= spots
                 chosen.append((sentence, ev_id))
-    answer = " ".join(f"{sentence} [{ev_id}]" for sentence, ev_id in chosen)
+    answer = " ".join(f"{sentence} [{ev_id}]" for sentence, ev_id in _without_repeated_leads(chosen))
     ids = list(dict.fromkeys(ev_id for _sentence, ev_id in chosen))
     return ExtractiveAnswer(answer=answer, evidence_ids=ids, units=[sentence for sentence, _id in chosen])
+
+
+_LEAD_IN = re.compile(r"^[^\n:：→]{4,200}?(?:: |：)(?=\S)")
+"""A unit's lead-in: its text up to a colon ("错误在开发和生产模式下有不同的行为：", "Refunds go back: "),
+not a table row's (those hold "→")."""
+
+
+def _without_repeated_leads(chosen: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The quoted units, each without the lead-in the unit quoted just before it already said.
+
+    That is when both come from the same evidence item and start with the same lead-in: "Errors
+    behave differently: in development … [1] in production … [1]", not the lead-in twice. Each unit
+    is a candidate with its lead-in (it must stand alone when quoted alone); the answer says it once.
+    """
+    out: list[tuple[str, str]] = []
+    for pos, (sentence, ev_id) in enumerate(chosen):
+        if pos:
+            before, before_id = chosen[pos - 1]
+            lead = _LEAD_IN.match(sentence)
+            if lead is not None and before_id == ev_id and before.startswith(lead.group(0)):
+                sentence = sentence[lead.end() :]
+        out.append((sentence, ev_id))
+    return out
 
 
 def _closest_in_meaning(

@@ -342,6 +342,30 @@ class TestUnitChoice:
         assert got is not None
         assert got.answer.startswith("Express shipping")
 
+    def test_a_lead_in_is_said_once_for_consecutive_items(self) -> None:
+        text = (
+            "未显式处理的错误在开发和生产模式下有不同的行为：\n\n"
+            "- 在开发模式下，错误会被抛出。\n\n"
+            "- 在生产模式下，错误只会被记录到控制台。\n"
+        )
+        got = extractive_answer("未处理的错误在开发和生产模式下有什么不同的行为？", [ev("a", text)])
+        assert got is not None
+        assert got.answer == (
+            "未显式处理的错误在开发和生产模式下有不同的行为：在开发模式下，错误会被抛出。 [a] "
+            "在生产模式下，错误只会被记录到控制台。 [a]"
+        )
+        # each quoted unit keeps its lead-in (the asked-for type is checked on whole units)
+        assert all(unit.startswith("未显式处理的错误") for unit in got.units)
+
+    def test_a_lead_in_stays_when_another_item_came_between(self) -> None:
+        first = "Refunds go back: to the card within 5 days.\n\nRefund rules differ by country."
+        got = extractive_answer(
+            "How do refunds go back to the card or the wallet?",
+            [ev("a", first), ev("b", "Refunds go back: to the wallet within 2 days.")],
+        )
+        assert got is not None
+        assert "Refunds go back: to the wallet" in got.answer
+
     def test_reason_and_definition_types(self) -> None:
         assert asked_type("增城挂绿为什么叫挂绿？") == "reason"
         assert asked_type("Why are USB sticks blocked?") == "reason"
