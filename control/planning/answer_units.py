@@ -51,6 +51,9 @@ _FAQ_QUESTION = re.compile(r"^\s*(?:\*\*)?\s*(?:问|Q)\s*[：:]\s*(.+?)\s*(?:\*\
 _FAQ_ANSWER = re.compile(r"^\s*(?:\*\*)?\s*(?:答|A)\s*[：:]\s*(?:\*\*)?\s*")
 _PLACED = "\x00"
 _CODE = "\x01"
+_CODE_COMMENT = re.compile(r"^(//+|#)\s+(\S.*)$")
+"""A code line that is a comment ("// Delay before …", "# Keep logs …"): its marker and its text."""
+_SENTENCE_END = re.compile(r"[.!?。！？:：]\s*$")
 
 
 @dataclass(frozen=True)
@@ -177,12 +180,21 @@ def _blocks(lines: list[str]) -> list[_Block]:
     section = 0  # index of the first block under the latest heading: nothing attaches across a heading
     heading = ""
     lead: _Block | None = None  # the paragraph a list's items take as lead-in
+    open_comment: tuple[_Block, str] | None = None  # a code comment whose sentence goes on, its marker
     for raw in lines:
         if raw.startswith(_CODE):
-            if raw[1:].strip():
-                blocks.append(_Block("code", 0, [raw[1:].strip()], heading=heading))
+            code = raw[1:].strip()
+            remark = _CODE_COMMENT.match(code)
+            if open_comment is not None and remark is not None and remark.group(1) == open_comment[1]:
+                # "// … displayed if a timeout is" + "// provided and exceeded. Default: Infinity."
+                open_comment[0].lines[0] = f"{open_comment[0].lines[0]} {remark.group(2)}"
+            elif code:
+                blocks.append(_Block("code", 0, [code], heading=heading))
+            goes_on = remark is not None and not _SENTENCE_END.search(code)
+            open_comment = (blocks[-1], remark.group(1)) if goes_on and remark is not None else None
             current = None
             continue
+        open_comment = None
         line = raw.expandtabs(4)
         stripped = line.strip()
         if not stripped:

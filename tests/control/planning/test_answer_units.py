@@ -174,3 +174,25 @@ class TestNothingAttachesAcrossAHeading:
             "Tenant",
             ": what it means here.",
         ]
+
+
+class TestCodeComments:
+    def test_a_comment_sentence_over_two_lines_is_one_unit(self) -> None:
+        text = (
+            "```js\n"
+            "  errorComponent: ErrorComponent,\n"
+            "  // The error component will be displayed if a timeout is\n"
+            "  // provided and exceeded. Default: Infinity.\n"
+            "  timeout: 3000\n"
+            "```\n"
+        )
+        assert answer_units(text) == [
+            "errorComponent: ErrorComponent,",
+            "// The error component will be displayed if a timeout is provided and exceeded."
+            " Default: Infinity.",
+            "timeout: 3000",
+        ]
+
+    def test_comments_that_end_a_sentence_or_change_marker_stay_apart(self) -> None:
+        text = "```sh\n# Install it.\n# Then run it\n// not the same marker\n#!/bin/sh\nx\n```\n"
+        assert answer_units(text) == ["# Install it.", "# Then run it", "// not the same marker", "#!/bin/sh"]
