@@ -123,9 +123,16 @@ def _agent(args: argparse.Namespace, threads_db: str | None = None) -> tuple[Any
     scoped = ctx.retriever
     base = scoped.current() if isinstance(scoped, ScopedRetriever) else scoped
     retriever = cast(HaystackRetriever, base)  # build_agent always wires a HaystackRetriever (maybe scoped)
-    # The agent asks for `top_k` chunks per query (`expand_top_k` when expanding); the retriever caps the
-    # score-cliff cut at the same number, so those values, not the store's, are in force.
-    per_call = {"top_k": ctx.top_k, "cut.max_keep": ctx.top_k, "expand_top_k": ctx.expand_top_k}
+    # The agent asks for `answer_top_k` chunks per query (the first `top_k` are what the decision reads;
+    # `expand_top_k` when expanding); the retriever caps the score-cliff cut at the number asked for, so
+    # those values, not the store's, are in force.
+    asked = max(ctx.top_k, ctx.answer_top_k)
+    per_call = {
+        "top_k": ctx.top_k,
+        "answer_top_k": asked,
+        "cut.max_keep": asked,
+        "expand_top_k": ctx.expand_top_k,
+    }
     settings = describe_settings(retriever.kb, layers, per_call=("agent", per_call))
     if args.tenant is not None:
         settings["tenant"] = args.tenant

@@ -70,6 +70,14 @@ class Context:
     expand_top_k: int = 5
     """Chunks requested by an expansion (with the original question)."""
 
+    answer_top_k: int = 5
+    """Chunks the answer may read: each retrieval asks for this many (at least `top_k`). The first
+    `top_k` of each query, in the retriever's order, are the evidence the decision reads; the others
+    are `candidates`, which the answer reads too once the decision says yes (the best 3 by relevance
+    are quoted). So a chunk the fusion puts 4th but the relevance model puts higher ("Hybrid employees
+    may work remotely up to 2 days per week" for "how many days per week … from home") can answer,
+    while what the decision reads — and so what is refused — stays as with `top_k` alone."""
+
     tool_executor: ToolExecutor | None = None
     """Runs tool calls under their contracts; None = every tool call gets an error result.
 
@@ -150,7 +158,7 @@ class Context:
             raise ConfigError(f"budget must be a BudgetConfig, but got {type(self.budget).__name__}")
         if not isinstance(self.history, HistoryConfig):
             raise ConfigError(f"history must be a HistoryConfig, but got {type(self.history).__name__}")
-        for name in ("top_k", "expand_top_k", "max_question_chars", "full_result_cap_tokens"):
+        for name in ("top_k", "expand_top_k", "answer_top_k", "max_question_chars", "full_result_cap_tokens"):
             value = getattr(self, name)
             if value <= 0:
                 raise ConfigError(f"{name} must be > 0, but got {value}")

@@ -59,6 +59,7 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "query": "",
         "queries": [],
         "evidence": Overwrite([]),
+        "candidates": [],
         "tool_calls": [],
         "tool_results": Overwrite([]),
         "intent": None,
@@ -170,8 +171,13 @@ def _rewrite(
     return rewrite_query(text)
 
 
-def search(ctx: Context, queries: Sequence[str], top_k: int) -> tuple[list[Evidence], str | None]:
+def search(
+    ctx: Context, queries: Sequence[str], top_k: int, *, spare: list[Evidence] | None = None
+) -> tuple[list[Evidence], str | None]:
     """Run every query against the retriever; return merged evidence and the error, if all failed.
+
+    With `spare`, each query asks for `Context.answer_top_k` (if larger) and only its first `top_k`
+    items, in the retriever's order, are evidence; the rest are appended to `spare`.
 
     The retriever is warmed up first (`Context.warm_retriever`: model loading, once, outside the
     deadline). All queries share one deadline, `ctx.retrieve_timeout_s`: a query that would wait past it fails
@@ -187,6 +193,7 @@ def search(ctx: Context, queries: Sequence[str], top_k: int) -> tuple[list[Evide
         return [], describe_failure(exc)
     found: list[Evidence] = []
     errors: list[str] = []
+    ask = max(top_k, ctx.answer_top_k) if spare is not None else top_k
     deadline = time.monotonic() + ctx.retrieve_timeout_s
     for query in queries:
         remaining = deadline - time.monotonic()
@@ -194,11 +201,14 @@ def search(ctx: Context, queries: Sequence[str], top_k: int) -> tuple[list[Evide
             if remaining <= 0:
                 raise TimeoutError(f"the retriever did not answer within {ctx.retrieve_timeout_s:g} s")
             items = call_with_deadline(
-                lambda q=query: retriever.retrieve(q, top_k=top_k, filters=ctx.filters),  # type: ignore[misc]
+                lambda q=query: retriever.retrieve(q, top_k=ask, filters=ctx.filters),  # type: ignore[misc]
                 remaining,
                 name="the retriever",
             )
-            found = merge_evidence(found, [Evidence.model_validate(i) for i in items])
+            ranked = [Evidence.model_validate(i) for i in items]
+            found = merge_evidence(found, ranked[:top_k])
+            if spare is not None:
+                spare.extend(ranked[top_k:])
         except (Exception, ValidationError) as exc:
             if isinstance(exc, TimeoutError):
                 exc = TimeoutError(f"the retriever did not answer within {ctx.retrieve_timeout_s:g} s")
@@ -208,10 +218,14 @@ def search(ctx: Context, queries: Sequence[str], top_k: int) -> tuple[list[Evide
 
 
 def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Retrieve `top_k` chunks for each rewritten query."""
+    """Retrieve `top_k` chunks per rewritten query as evidence, the next to `answer_top_k` as candidates."""
     ctx = runtime.context
-    evidence, error = search(ctx, state.get("queries") or [state["question"]], state.get("top_k", ctx.top_k))
-    update: dict[str, Any] = {"evidence": evidence, "retrieval_error": error}
+    spare: list[Evidence] = []
+    queries = state.get("queries") or [state["question"]]
+    evidence, error = search(ctx, queries, state.get("top_k", ctx.top_k), spare=spare)
+    known = {e.id for e in evidence}
+    candidates = merge_evidence([], [e for e in spare if e.id not in known])
+    update: dict[str, Any] = {"evidence": evidence, "candidates": candidates, "retrieval_error": error}
     if error:
         update["notes"] = [f"retrieval failed: {error}"]
     return update
@@ -235,14 +249,18 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 def answerable_evidence(ctx: Context, state: State) -> list[Evidence]:
     """The evidence an answer may use (empty when the answerability decision says no).
 
-    Otherwise the items above `Context.usable_relevance`, or, when the decision said yes but none
-    is, the best `TOP_EVIDENCE` items.
+    Otherwise the items above `Context.usable_relevance` — of the evidence and, when the decision
+    said yes, of the `candidates` too — or, when the decision said yes but none is, the best
+    `TOP_EVIDENCE` items of the evidence.
     """
     evidence = list(state.get("evidence") or [])
     model = ctx.answerability
     answerable = state.get("answerable")
     if model is not None and answerable is not None and answerable < model.threshold:
         return []
+    if model is not None and answerable is not None:
+        known = {e.id for e in evidence}
+        evidence = merge_evidence(evidence, [c for c in state.get("candidates") or [] if c.id not in known])
     usable = usable_evidence(evidence, ctx.usable_relevance)
     if usable or model is None or answerable is None:
         return usable
@@ -449,6 +467,9 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 answer, evidence_ids, status = answer_from_evidence(ctx, state, prompt, usable, notes)
                 if notes:
                     update["notes"] = notes
+                cited = set(evidence_ids)
+                if any(c.id in cited for c in state.get("candidates") or []):
+                    update["evidence"] = [c for c in state.get("candidates") or [] if c.id in cited]
             elif state.get("retrieval_error"):
                 answer, status = KNOWLEDGE_BASE_UNAVAILABLE.for_question(question), "degraded"
             else:

@@ -63,7 +63,7 @@ class TestAcceptedInput:
             {"question": "annual\x00 leave\x07 days\x1b"}, context=Context(retriever=retriever)
         )
         assert state["question"] == "annual leave days"
-        assert retriever.calls == [("annual leave days", 3, None)]
+        assert retriever.calls == [("annual leave days", 5, None)]
         assert state["status"] == "completed"
 
     def test_mixed_script(self) -> None:

@@ -25,7 +25,7 @@ class TestDefaultContext:
 
     def test_graph_default_context_is_used_and_an_explicit_one_wins(self) -> None:
         retriever = handbook_retriever()
-        graph = build_graph(context=Context(retriever=retriever, top_k=2))
+        graph = build_graph(context=Context(retriever=retriever, top_k=2, answer_top_k=2))
         state = graph.invoke({"question": "How many days of annual leave do employees get?"})
         assert state["status"] == "completed" and state["evidence_ids"] == ["hr.md::leave"]
         assert state["top_k"] == 2
@@ -40,7 +40,9 @@ class TestDefaultContext:
         graph = build_graph(
             context=Context(retriever=retriever, tool_registry=ROOMS, tool_allow_list=["room_status"])
         )
-        state = graph.invoke({"question": "annual leave days"}, context=Context(top_k=1, max_retries=0))
+        state = graph.invoke(
+            {"question": "annual leave days"}, context=Context(top_k=1, answer_top_k=1, max_retries=0)
+        )
         assert state["top_k"] == 1 and retriever.calls == [("annual leave days", 1, None)]
         assert state["status"] == "completed"
         tool = graph.invoke({"question": "Is room B204 free?"}, context=Context())

@@ -43,7 +43,7 @@ class TestGroundedGeneration:
         retriever = handbook_retriever()
         state = run(QUESTION, model, retriever=retriever)
         assert state["path"] == ["analyze", "retrieve", "evaluate", "generate"]
-        assert retriever.calls == [("annual leave days", 3, None)]
+        assert retriever.calls == [("annual leave days", 5, None)]
         assert (state["status"], state["answer"], state["evidence_ids"]) == (
             "completed",
             "You get 20 days per year.",

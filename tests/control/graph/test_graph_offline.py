@@ -68,7 +68,7 @@ class TestRetrievePath:
         assert state["route"] == "retrieve"
         assert state["status"] == "completed"
         assert state["query"] == "how many days of annual leave employees get"
-        assert retriever.calls == [("how many days of annual leave employees get", 3, None)]
+        assert retriever.calls == [("how many days of annual leave employees get", 5, None)]
         retrieved = {e.id: e.text for e in state["evidence"]}
         assert state["evidence_ids"] == ["hr.md::leave"]
         assert set(state["evidence_ids"]) <= set(retrieved)
@@ -120,6 +120,18 @@ class TestRetrievePath:
         assert [c[2] for c in retriever.calls] == [{"tenant": "acme"}, {"tenant": "acme"}]
 
 
+class OrderedRetriever:
+    """Returns its documents in their given order (a fused ranking that disagrees with relevance)."""
+
+    def __init__(self, docs: list[Evidence]) -> None:
+        self.docs = docs
+
+    def retrieve(
+        self, query: str, *, top_k: int = 5, filters: dict[str, Any] | None = None
+    ) -> list[Evidence]:
+        return self.docs[:top_k]
+
+
 # Keyword ranking puts three weak chunks first; the relevant chunk only enters a top-5.
 EXPAND_DOCS = [
     ev("a.md::1", "Parking badge colours: parking badge holders park on level one.", 0.31),
@@ -137,7 +149,7 @@ class TestExpandLoop:
         state = run(question, retriever=retriever, max_retries=1, answerability=BY_RELEVANCE)
         assert state["path"] == ["analyze", "retrieve", "evaluate", "expand", "evaluate", "generate"]
         assert retriever.calls == [
-            ("about parking badge charging", 3, None),
+            ("about parking badge charging", 5, None),  # the first 3 are the evidence, the rest candidates
             (question, 5, None),
         ]
         assert state["retry_count"] == 1
@@ -150,6 +162,49 @@ class TestExpandLoop:
         assert state["evidence_ids"] == ["a.md::5"]
         assert state["answer"] == "Electric cars may charge in the parking garage for free. [a.md::5]"
         assert state["status"] == "completed"
+
+    def test_candidates_do_not_change_the_decision(self) -> None:
+        # a.md::5 is retrieved 5th: a candidate, which the decision does not read; without an
+        # expansion the weak first three are all the decision sees, so the turn is refused
+        retriever = CountingRetriever(KeywordRetriever(list(EXPAND_DOCS)))
+        state = run(
+            "Please tell me about parking badge charging",
+            retriever=retriever,
+            max_retries=0,
+            answerability=BY_RELEVANCE,
+        )
+        assert [c.id for c in state["candidates"]] == ["a.md::5"]
+        assert {e.id for e in state["evidence"]} == {"a.md::1", "a.md::2", "a.md::3"}
+        assert state["status"] == "insufficient_evidence" and state["evidence_ids"] == []
+
+    def test_an_answerable_turn_may_quote_a_candidate_and_reports_it(self) -> None:
+        # the decision says yes on the first three; the 4th chunk, more relevant, holds the number
+        docs = [
+            ev("r.md::1", "Remote work abroad is allowed for at most 20 working days per year.", 0.63),
+            ev("r.md::2", "Home office allowance: USD 300 once for remote and hybrid staff.", 0.61),
+            ev("r.md::3", "Work safely at home and take breaks from the screen.", 0.53),
+            ev("r.md::4", "Hybrid employees may work from home up to 2 days per week.", 0.62),
+        ]
+        state = run(
+            "How many days per week can I work from home?",
+            retriever=OrderedRetriever(docs),
+            max_retries=0,
+            answerability=BY_RELEVANCE,
+        )
+        assert state["status"] == "completed"
+        assert state["answer"].startswith(
+            "Hybrid employees may work from home up to 2 days per week. [r.md::4]"
+        )
+        assert "r.md::4" in state["evidence_ids"] and "r.md::4" in {e.id for e in state["evidence"]}
+        # with answer_top_k = top_k there are no candidates: the answer reads the first three only
+        state = run(
+            "How many days per week can I work from home?",
+            retriever=OrderedRetriever(docs),
+            max_retries=0,
+            answerability=BY_RELEVANCE,
+            answer_top_k=3,
+        )
+        assert state["candidates"] == [] and "r.md::4" not in state["answer"]
 
     @pytest.mark.parametrize("max_retries", [0, 1, 2, 3])
     def test_loop_bounded_by_max_retries(self, max_retries: int) -> None:
