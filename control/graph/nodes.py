@@ -467,9 +467,10 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 answer, evidence_ids, status = answer_from_evidence(ctx, state, prompt, usable, notes)
                 if notes:
                     update["notes"] = notes
-                cited = set(evidence_ids)
-                if any(c.id in cited for c in state.get("candidates") or []):
-                    update["evidence"] = [c for c in state.get("candidates") or [] if c.id in cited]
+                cited_ids = set(evidence_ids)
+                cited = [c for c in state.get("candidates") or [] if c.id in cited_ids]
+                if cited:
+                    update["evidence"] = cited
             elif state.get("retrieval_error"):
                 answer, status = KNOWLEDGE_BASE_UNAVAILABLE.for_question(question), "degraded"
             else:

@@ -190,8 +190,9 @@ def _blocks(lines: list[str]) -> list[_Block]:
                 open_comment[0].lines[0] = f"{open_comment[0].lines[0]} {remark.group(2)}"
             elif code:
                 blocks.append(_Block("code", 0, [code], heading=heading))
-            goes_on = remark is not None and not _SENTENCE_END.search(code)
-            open_comment = (blocks[-1], remark.group(1)) if goes_on and remark is not None else None
+            open_comment = None
+            if remark is not None and not _SENTENCE_END.search(code):
+                open_comment = (blocks[-1], remark.group(1))
             current = None
             continue
         open_comment = None
