@@ -126,7 +126,7 @@ def _agent(args: argparse.Namespace, threads_db: str | None = None) -> tuple[Any
     # The agent asks for `answer_top_k` chunks per query (the first `top_k` are what the decision reads;
     # `expand_top_k` when expanding); the retriever caps the score-cliff cut at the number asked for, so
     # those values, not the store's, are in force.
-    asked = max(ctx.top_k, ctx.answer_top_k)
+    asked = ctx.retrieval_depth()
     per_call = {
         "top_k": ctx.top_k,
         "answer_top_k": asked,

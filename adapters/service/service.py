@@ -154,7 +154,7 @@ class HaygraphService:
         knowledge = LiveKnowledgeBase(
             self.settings.store_dir,
             config=config,
-            warm_top_ks=sorted({max(context.top_k, context.answer_top_k), context.expand_top_k, 5}),
+            warm_top_ks=sorted({context.retrieval_depth(), context.expand_top_k, 5}),
             on_reload=self._settler,
         )
         if self._store_is_new(config):

@@ -268,6 +268,13 @@ class Context:
         """The tool names a model may be shown this session (empty without an allow-list)."""
         return self.tool_allow_list or ()
 
+    def retrieval_depth(self, top_k: int | None = None) -> int:
+        """Chunks one retrieval asks for: `answer_top_k`, or the turn's `top_k` if larger.
+
+        `top_k` defaults to `self.top_k`; the first `top_k` are the decision's evidence, the rest candidates.
+        """
+        return max(self.top_k if top_k is None else top_k, self.answer_top_k)
+
     @property
     def usable_relevance(self) -> float:
         """The relevance an evidence item needs to be used in an answer."""

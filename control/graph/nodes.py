@@ -193,7 +193,7 @@ def search(
         return [], describe_failure(exc)
     found: list[Evidence] = []
     errors: list[str] = []
-    ask = max(top_k, ctx.answer_top_k) if spare is not None else top_k
+    ask = ctx.retrieval_depth(top_k) if spare is not None else top_k
     deadline = time.monotonic() + ctx.retrieve_timeout_s
     for query in queries:
         remaining = deadline - time.monotonic()
