@@ -78,15 +78,17 @@ from haygraph.control.planning.meaning import (
 TOP_EVIDENCE = 3
 """How many of the best evidence items the signals look at."""
 
-REQUIRED_TYPES = frozenset({"count", "number", "duration", "time", "size", "flag", "default", "version"})
+REQUIRED_TYPES = frozenset(
+    {"count", "number", "price", "duration", "time", "size", "flag", "default", "version"}
+)
 """Asked-for types an answer cannot do without: when the question asks for one ("how many times",
-"how many", "how long", "what time", "how big", "which version", "which flag", "the default") and
-neither a retrieved unit sharing its terms nor the units the answer would quote (`quotes_type`) hold
-one (a count of times, a number, a number with a unit of time or size, a clock time, a version, a
-code span or ``--flag``, a stated default), the turn is refused whatever the model's probability —
-an on-topic sentence without the number, or with the number of something else, is no answer. Dates,
-names, places, reasons and definitions are not: their patterns (capitalised words, "when" in "what
-happens when …") are too loose to refuse on."""
+"how many", "how much does it cost", "how long", "what time", "how big", "which version", "which
+flag", "the default") and neither a retrieved unit sharing its terms nor the units the answer would
+quote (`quotes_type`) hold one (a count of times, a number, an amount of money, a number with a unit
+of time or size, a clock time, a version, a code span or ``--flag``, a stated default), the turn is
+refused whatever the model's probability — an on-topic sentence without the number, or with the
+number of something else, is no answer. Dates, names, places, reasons and definitions are not: their
+patterns (capitalised words, "when" in "what happens when …") are too loose to refuse on."""
 
 SIGNALS: tuple[str, ...] = (
     "relevance",

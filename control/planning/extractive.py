@@ -134,6 +134,14 @@ _SIZE_OR_TIME_UNIT = (
 )
 """What turns a number into a measure (200ms, 14kb, 3 天): a count of times is none of these."""
 
+_CURRENCY_CODE = r"\b(?:usd|eur|gbp|cny|rmb|jpy|hkd|sgd|chf)\b"
+_CURRENCY_WORD = (
+    r"(?:元|块|角|美元|欧元|英镑|日元|港币|港元|人民币|"
+    r"\bdollars?\b|\beuros?\b|\bpounds?\b|\byuan\b|\bcents?\b)"
+)
+"""Currencies: an amount of money is a number with one of them (USD 12.00, 80 元, 450 under a
+"住宿上限（元/间·晚）" header)."""
+
 ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "count": (
         re.compile(r"\bhow many times\b|\bhow many (?:re)?tries\b|几次|多少次|几遍|多少遍|几回|多少回"),
@@ -191,7 +199,7 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"(?<!年龄)(?<!年纪)(?<!岁数)多大(?!年纪|岁数)|大小|容量|多少\s*(?:mb|gb|kb|兆|字节)|多重|尺寸"
         ),
         re.compile(
-            r"\d\s*(?:[KMGTP]i?B|[kmgt]b|bytes?|(?:kilo|mega|giga|tera)bytes?|字节|兆|[KMGT]\b|"
+            r"\d\s*(?:-\s*)?(?:[KMGTP]i?B|[kmgt]b|bytes?|(?:kilo|mega|giga|tera)bytes?|字节|兆|[KMGT]\b|"
             r"m²|m2|sqm|square (?:met|feet|foot)|平方米|平米|[cmk]m\b|inch(?:es)?|寸|kg|公斤|克|"
             r"(?:people|persons|seats|guests)\b|人)",
             re.IGNORECASE,
@@ -211,6 +219,23 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\bdefaults?\s*(?:[:=]|to\b|is\b|value|of\b|setting)|\bthe default \w+ (?:is|are)\b|"
             r"\bby default\b|\bdefaulting to\b|"
             r"默认(?:值|为|是|的|情况下|设置|会|将|\*{0,2}\s*[:：]|\s*`)|缺省(?:值|为|是|[:：])",
+            re.IGNORECASE,
+        ),
+    ),
+    "price": (
+        re.compile(
+            r"\bhow much (?:does|do|did|will|would|is|are|was)\b[^?？]*\b(?:cost|charge|pay|fee|price)|"
+            r"\bhow much (?:money|do i (?:have to |need to )?pay|to pay)\b|"
+            r"\bwhat (?:does|do) .{1,60}\bcost\b|"
+            r"\bwhat(?:'s| is| are) the (?:\w+ )?(?:price|cost|fee|charge)s?\b|"
+            r"多少钱|几块钱|什么价|价格?是多少|价钱|费用是?多少|收费(?:标准)?是?多少|收多少|花多少|付多少"
+        ),
+        re.compile(
+            rf"(?:{_CURRENCY_CODE}|[¥￥$€£])\s*\d|"
+            rf"\d[\d,.]*\s*(?:万|千|k)?\s*(?:{_CURRENCY_CODE}|{_CURRENCY_WORD})|"
+            rf"^(?=[\s\S]*\d)[\s\S]*"
+            rf"(?:{_CURRENCY_CODE}|{_CURRENCY_WORD}|[¥￥$€£]|\bprice|\bcost|\bfee|价格|费用|金额)|"
+            r"\d\s*(?:%|万|亿)|\bper ?cent\b|\bfree\b|\bno charge\b|\bat no cost\b|免费|不收费|不收取",
             re.IGNORECASE,
         ),
     ),
@@ -248,10 +273,13 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
 A count ("how many times", 几次) is held by a number of times (3 times, 三次, a bare 3), not by a
 measure (200ms, 14kb, 3 天); a version ("which version", 哪个版本) by 3.2, v3 or 3.x; a flag or command
 name ("which flag…", 哪个参数) by a code span or a ``--flag``; a size ("how big", "how many kb", 多大,
-大小) by a number with a data or physical unit (MB, 平方米, seats) — checked before the date, so the
-"when" of "how many kb … when X is false" does not make it a date question; a default value
-("default", 默认) by the word stating a value or behaviour ("Defaults to 30", "Default: 30", "by default",
-默认值是 30, 默认为; not "the default content" / 默认内容, a default that is a thing, not a setting).
+大小) by a number with a data or physical unit (MB, 平方米, seats, a 27-inch screen) — checked before
+the date, so the "when" of "how many kb … when X is false" does not make it a date question; a price
+("how much does … cost", 多少钱) by an amount of money (a number with a currency beside it or in the
+unit's table header, a percentage of a price, or "free"/免费), not by any number (15 层 is no price);
+a default value ("default", 默认) by the word stating a value or behaviour ("Defaults to 30",
+"Default: 30", "by default", 默认值是 30, 默认为; not "the default content" / 默认内容, a default that
+is a thing, not a setting).
 """
 
 TYPE_BONUS = 1.5

@@ -101,6 +101,12 @@ class TestModel:
         assert model.decide(
             "Why does v-model sync after each input event?", [lazy]
         ).answerable  # not required
+        # a price needs an amount of money: the floor number beside it is none
+        printing = ev(3, "彩色打印需要在打印机上刷工牌确认。打印机位于 15 层茶水间旁边。", 0.8, 0.9)
+        priced = model.decide("彩色打印每页多少钱？", [printing])
+        assert not priced.answerable and priced.rule == "no retrieved sentence holds the asked-for price"
+        tariff = ev(4, "彩色打印每页收费 0.5 元，在打印机上刷工牌确认。", 0.8, 0.9)
+        assert model.decide("彩色打印每页多少钱？", [tariff]).answerable
 
     def test_the_asked_for_type_must_be_in_what_is_quoted(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})

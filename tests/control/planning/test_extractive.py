@@ -390,11 +390,31 @@ class TestAskedTypesAdded:
         # asking about options in general is not asking for a flag
         assert asked_type("What options do I have for returns?") is None
 
+    def test_price_questions_ask_for_money_not_any_number(self) -> None:
+        assert asked_type("How much does express shipping cost?") == "price"
+        assert asked_type("What does a parking space cost per month?") == "price"
+        assert asked_type("What is the fee for a replacement badge?") == "price"
+        assert asked_type("How much do I have to pay for a lost badge?") == "price"
+        assert asked_type("彩色打印每页多少钱？") == "price"
+        assert asked_type("停车的收费标准是多少？") == "price"
+        assert asked_type("How much is the hotel limit per night?") == "number"  # not necessarily money
+        assert asked_type("年假有多少天？") != "price"
+        assert holds_type("price", "Express costs USD 12.00.")
+        assert holds_type("price", "It costs $5 per month.")
+        assert holds_type("price", "伙食补助每人每天 100 元。")
+        assert holds_type("price", "住宿上限（元/间·晚）: 450")  # the currency in the table header
+        assert holds_type("price", "按采购价的 60% 赔偿。")  # a share of a price
+        assert holds_type("price", "Parking is free for employees.")
+        assert not holds_type("price", "打印机位于 15 层茶水间旁边。")  # a floor is no price
+        assert not holds_type("price", "Colour printing needs your badge at the printer.")
+
     def test_units_that_hold_them(self) -> None:
         assert holds_type("size", "Attachments may be up to 10 MB each.")
         assert holds_type("size", "单个附件不超过 20MB。")
         assert holds_type("size", "Room Harbor seats 12 people.")
         assert not holds_type("size", "Attachments must be PDF files.")
+        assert holds_type("size", "Each desk has two 27-inch monitors.")  # hyphenated number and unit
+        assert holds_type("size", "Developers may choose a 16 -inch model.")
         assert holds_type("default", "Defaults to 30 seconds.")
         assert holds_type("default", "默认值是 30 秒。")
         assert not holds_type("default", "The timeout is configurable.")
