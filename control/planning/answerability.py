@@ -42,7 +42,8 @@ Rules come after it too: a question naming an identifier (`code_terms`: ``__VUE_
 ``defineAsyncComponent``, a code span) or a Chinese proper name (`meaning.missing_names`: 刘国勋)
 that no evidence mentions, asking about a Chinese noun whose sibling the quoted sentence states
 (`meaning.contrasted_words`: 晚餐 asked, 午餐 stated), or asking for a `REQUIRED_TYPES` type that the
-units the answer would quote do not hold (`quotes_type`), is not answerable either.
+units the answer would quote do not hold (`quotes_type`) — or for a count in a Chinese measure word
+(几层) when they hold no number of it (`quotes_measure`) —, is not answerable either.
 """
 
 from __future__ import annotations
@@ -60,8 +61,10 @@ from haygraph.control.evidence import Evidence, evidence_key
 from haygraph.control.language import CJK_RANGES
 from haygraph.control.planning.extractive import (
     answer_units,
+    asked_measure,
     asked_type,
     extractive_answer,
+    holds_measure,
     holds_type,
     question_terms,
     question_text,
@@ -316,6 +319,17 @@ def quotes_type(question: str, evidence: Sequence[Evidence], kind: str) -> bool:
     return quoted is not None and any(holds_type(kind, unit) for unit in quoted.units)
 
 
+def quotes_measure(question: str, evidence: Sequence[Evidence]) -> bool:
+    """Whether the extractive answer quotes a number of what `question` counts (`asked_measure`).
+
+    "Teleport 最多可以嵌套几层？" asks for a number of 层: "在 Vue 3.5 及更高版本中" holds a number,
+    but of no 层 (`haygraph.control.planning.extractive.holds_measure`).
+    """
+    top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
+    quoted = extractive_answer(question, top, max_evidence=TOP_EVIDENCE)
+    return quoted is not None and any(holds_measure(question, unit) for unit in quoted.units)
+
+
 def answerability_features(question: str, signals: dict[str, float]) -> tuple[float, ...]:
     """The model's inputs in `FEATURE_NAMES` order: each signal (and a bias of 1) times its language share."""
     cjk, latin, _other = script_shares(question)
@@ -421,6 +435,11 @@ class AnswerabilityModel:
         if kind in REQUIRED_TYPES and (signals["type_missing"] or not quotes_type(question, evidence, kind)):
             return Decision(
                 False, p, self.threshold, signals, rule=f"no retrieved sentence holds the asked-for {kind}"
+            )
+        measure = asked_measure(question) if kind in REQUIRED_TYPES else None
+        if measure is not None and not quotes_measure(question, evidence):
+            return Decision(
+                False, p, self.threshold, signals, rule=f"no retrieved sentence holds a number of '{measure}'"
             )
         return Decision(True, p, self.threshold, signals)
 

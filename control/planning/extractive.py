@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from haygraph.control.evidence import Evidence
-from haygraph.control.language import CJK_RUN
+from haygraph.control.language import CJK_RANGES, CJK_RUN
 from haygraph.control.planning.answer_units import MAX_TABLE_ROWS as MAX_TABLE_ROWS
 from haygraph.control.planning.answer_units import MAX_UNIT_CHARS, AnswerUnit, chunk_units, glue, labelled
 from haygraph.control.planning.answer_units import answer_units as answer_units
@@ -139,8 +139,9 @@ _CURRENCY_WORD = (
     r"(?:元|块|角|美元|欧元|英镑|日元|港币|港元|人民币|"
     r"\bdollars?\b|\beuros?\b|\bpounds?\b|\byuan\b|\bcents?\b)"
 )
-"""Currencies: an amount of money is a number with one of them (USD 12.00, 80 元, 450 under a
-"住宿上限（元/间·晚）" header)."""
+"""Currencies: an amount of money is a number with one of them (USD 12.00, 80 元), or a number shortly
+after a currency in brackets or a price word ("住宿上限（元/间·晚）: 450", "Price: 12.00", "the fee is 30";
+not "元素", not "a 16kb size cost")."""
 
 ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "count": (
@@ -233,8 +234,8 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(
             rf"(?:{_CURRENCY_CODE}|[¥￥$€£])\s*\d|"
             rf"\d[\d,.]*\s*(?:万|千|k)?\s*(?:{_CURRENCY_CODE}|{_CURRENCY_WORD})|"
-            rf"^(?=[\s\S]*\d)[\s\S]*"
-            rf"(?:{_CURRENCY_CODE}|{_CURRENCY_WORD}|[¥￥$€£]|\bprice|\bcost|\bfee|价格|费用|金额)|"
+            rf"(?:{_CURRENCY_CODE}|[¥￥$€£]|[（(]\s*{_CURRENCY_WORD}|{_CURRENCY_WORD}\s*[/）)]|"
+            r"\bprices?\b|\bcosts?\b|\bfees?\b|\bcharges?\b|价格|费用|金额|收费)[^.。!！?？;；\n]{0,25}?\d|"
             r"\d\s*(?:%|万|亿)|\bper ?cent\b|\bfree\b|\bno charge\b|\bat no cost\b|免费|不收费|不收取",
             re.IGNORECASE,
         ),
@@ -305,6 +306,69 @@ def asked_type(question: str) -> str | None:
 def holds_type(kind: str | None, unit: str) -> bool:
     """Whether `unit` holds an answer of the asked-for `kind` (False when no type was asked)."""
     return kind is not None and bool(ASKED_TYPES[kind][1].search(unit))
+
+
+_QUESTION_WORD = re.compile(r"[几多什么哪怎谁吗呢是为有]")
+
+MEASURE_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("层", "楼"),
+    ("页", "张"),
+    ("台", "辆", "架", "艘", "部"),
+    ("座", "栋", "幢", "所", "家", "间"),
+    ("名", "位", "人", "员", "人次"),
+    ("只", "支", "队"),
+    ("本", "册", "卷", "部", "集"),
+    ("米", "公里", "千米", "厘米", "毫米", "km", "m"),
+    ("克", "千克", "公斤", "吨", "kg"),
+    *((m,) for m in ("首", "篇", "章", "场", "届", "级", "颗", "枚", "株", "户", "项", "条", "倍")),
+)
+"""Chinese measure words a question counts in (几层, 多少名, 多少公里), each with the words an answer may
+use for the same thing (名/位/人, 家/间/所, 米/公里)."""
+_MEASURE_WORDS = sorted({m for g in MEASURE_GROUPS for m in g if not m.isascii()}, key=len, reverse=True)
+_ASKED_MEASURE = re.compile(
+    rf"([{CJK_RANGES}]{{2}})?(?:是|为|有|达|共)?(?<![哪那这])(?:几|多少)\s*(?:个)?("
+    + "|".join(_MEASURE_WORDS)
+    + rf")([{CJK_RANGES}]{{2}})?"
+)
+"""A count in a measure word: (the two characters before it, the measure word, the two after it)."""
+
+
+def asked_measure(question: str) -> str | None:
+    """The Chinese measure word a question counts in ("Teleport 最多可以嵌套几层？" → 层), or None.
+
+    Not after 哪/那/这 (哪几种 asks which kinds, 那几年 is no question), and None for units of time,
+    money and size, which `ASKED_TYPES` checks.
+    """
+    found = _ASKED_MEASURE.search(_TITLE_OR_QUOTE.sub(" ", question))
+    return found.group(2) if found else None
+
+
+@functools.lru_cache(maxsize=256)
+def _measure_pattern(question: str) -> re.Pattern[str] | None:
+    found = _ASKED_MEASURE.search(_TITLE_OR_QUOTE.sub(" ", question))
+    if found is None:
+        return None
+    before, measure, after = found.groups()
+    words = [m for group in MEASURE_GROUPS if measure in group for m in group] or [measure]
+    counted = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+    nouns = "|".join(re.escape(w) for w in (after, before) if w and not _QUESTION_WORD.search(w))
+    number = rf"(?:\d|{ZH_NUMERALS})[\d.,万亿千百]*\s*(?:多|余|来)?\s*(?:至|到|-|~|～)?\s*[\d.]*\s*(?:个)?"
+    return re.compile(
+        rf"{number}(?:{counted}{'|' + nouns if nouns else ''})"
+        rf"|(?:{counted}{'|' + nouns if nouns else ''})[^\d\s，。；,;]{{0,2}}\s*(?:为|是|达|约|共|有)?\s*\d",
+        re.IGNORECASE,
+    )
+
+
+def holds_measure(question: str, unit: str) -> bool:
+    """Whether `unit` holds a number of what `question` counts (True when it counts in no measure word).
+
+    For "几层": "共 12 层", "十二层" (or 楼, a word for the same thing: `MEASURE_GROUPS`); the thing
+    counted may stand for the measure word, after the number ("多少颗犬齿": "具2至4犬齿") or before it
+    ("规模是几级": "规模为7.2").
+    """
+    pattern = _measure_pattern(question)
+    return pattern is None or bool(pattern.search(unit))
 
 
 def sentence_score(

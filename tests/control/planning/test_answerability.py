@@ -107,6 +107,12 @@ class TestModel:
         assert not priced.answerable and priced.rule == "no retrieved sentence holds the asked-for price"
         tariff = ev(4, "彩色打印每页收费 0.5 元，在打印机上刷工牌确认。", 0.8, 0.9)
         assert model.decide("彩色打印每页多少钱？", [tariff]).answerable
+        # a count in a measure word needs a number of that thing, not a version number
+        teleport = ev(5, "Teleport 可以嵌套使用。在 Vue 3.5 及更高版本中，可以使用 defer。", 0.8, 0.9)
+        nested = model.decide("Teleport 最多可以嵌套几层？", [teleport])
+        assert not nested.answerable and nested.rule == "no retrieved sentence holds a number of '层'"
+        floors = ev(6, "Teleport 最多可以嵌套 3 层。", 0.8, 0.9)
+        assert model.decide("Teleport 最多可以嵌套几层？", [floors]).answerable
 
     def test_the_asked_for_type_must_be_in_what_is_quoted(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})

@@ -5,8 +5,10 @@ from __future__ import annotations
 from haygraph.control.evidence import Evidence
 from haygraph.control.planning.extractive import (
     answer_units,
+    asked_measure,
     asked_type,
     extractive_answer,
+    holds_measure,
     holds_type,
     insufficient_message,
     question_terms,
@@ -407,6 +409,22 @@ class TestAskedTypesAdded:
         assert holds_type("price", "Parking is free for employees.")
         assert not holds_type("price", "打印机位于 15 层茶水间旁边。")  # a floor is no price
         assert not holds_type("price", "Colour printing needs your badge at the printer.")
+
+    def test_a_chinese_count_needs_a_number_of_what_it_counts(self) -> None:
+        assert asked_measure("Teleport 最多可以嵌套几层？") == "层"
+        assert asked_measure("屈臣氏在香港设有多少家分店？") == "家"
+        assert asked_measure("雇员有哪几种？") is None  # which kinds, not how many
+        assert asked_measure("婚假有几天？") is None  # a duration: ASKED_TYPES
+        assert asked_measure("公司有几个会议室？") is None  # 个 alone counts anything
+        assert not holds_measure("Teleport 最多可以嵌套几层？", "在 Vue 3.5 及更高版本中，可以推迟解析。")
+        assert holds_measure("大楼有几层？", "大楼共十二层。")
+        assert holds_measure("大楼有几层？", "整栋建筑有 12 楼。")  # a word for the same thing
+        assert holds_measure("屈臣氏在香港设有多少家分店？", "在香港设有28间分店。")
+        # the counted thing may stand for the measure word, after the number or before it
+        assert holds_measure("上颌前端具有多少颗犬齿？", "上颌前端具2至4犬齿，内列齿绒毛状。")
+        assert holds_measure("地震规模是几级？", "此次地震的规模为7.2。")
+        assert holds_measure("镇内有多少人口？", "全镇人口8.57万。")
+        assert holds_measure("How many floors?", "any text")  # no Chinese measure: nothing to hold
 
     def test_units_that_hold_them(self) -> None:
         assert holds_type("size", "Attachments may be up to 10 MB each.")
