@@ -67,12 +67,27 @@ def _stem(word: str) -> str:
     return word
 
 
+_DIMENSIONS = {
+    "length": "long",
+    "width": "wide",
+    "height": "high",
+    "depth": "deep",
+    "weight": "heavy",
+    "size": "big",
+    "distance": "far",
+    "age": "old",
+    "frequency": "often",
+}
+"""English nouns of dimension and the adjective a question asks with ("how long" … "length")."""
+
+
 @functools.lru_cache(maxsize=4096)
 def terms(text: str) -> dict[str, float]:
     """Return the weighted matching terms of a text (memoized: callers must not mutate the result).
 
     English content words (lowercase, plural-stripped, stop words removed; a hyphenated word also
-    without its hyphens and as its parts) weigh 2; Chinese
+    without its hyphens and as its parts; a noun of dimension also as its adjective, `_DIMENSIONS`)
+    weigh 2; Chinese
     characters (minus function characters) weigh 1 and Chinese character bigrams 2.
     """
     low = text.lower()
@@ -85,6 +100,9 @@ def terms(text: str) -> dict[str, float]:
                 for part in word.split("-"):
                     if len(part) > 1 and part not in _EN_STOP:
                         out.setdefault(_stem(part), 2.0)
+    for noun, adjective in _DIMENSIONS.items():
+        if noun in out:  # "Minimum length: 14 characters" answers "how long must a password be"
+            out.setdefault(adjective, 2.0)
     for run in CJK_RUN.findall(low):
         for ch in run:
             if ch not in _ZH_STOP:
@@ -180,7 +198,9 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             rf"(?:\d+|{EN_NUMERALS})\s*(?:-\s*)?(?:working\s+|calendar\s+|business\s+)?"
             r"(?:(?:work|business|week)?days?|nights?|weeks?|months?|hours?|hrs?|years?|minutes?|mins?|"
             r"seconds?|secs?|ms|milliseconds?)\b|"
-            rf"(?:\d+|{ZH_NUMERALS})\s*(?:个)?(?:天|周|星期|月|小时|钟头|年|分钟|秒|毫秒|工作日)",
+            rf"(?:\d+|{ZH_NUMERALS})\s*(?:个)?(?:天|周|星期|月|小时|钟头|年|分钟|秒|毫秒|工作日)|"
+            rf"(?:\d+|{EN_NUMERALS})\s*(?:-\s*)?(?:characters?|chars|letters|digits|words|lines|pages|"
+            r"(?:kilo|centi|milli)?met(?:er|re)s?|km|cm|mm|miles?|feet|foot|inch(?:es)?)\b",
             re.IGNORECASE,
         ),
     ),
@@ -207,7 +227,11 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         ),
     ),
     "date": (
-        re.compile(r"\bwhen\b|\bwhat (?:date|day)\b|\bby when\b|什么时候|何时|哪天|几号|日期"),
+        re.compile(
+            r"\bwhen(?:'s| (?:is|are|was|were|do|does|did|will|would|can|could|should|must|shall|may|"
+            r"might|has|have|had)\b)|\bwhen\s*[?？]|\b(?:by|until|till|since|from) when\b|"
+            r"\bwhat (?:date|day)\b|什么时候|何时|哪天|几号|日期"
+        ),
         re.compile(
             r"\b\d{1,2}:\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
             r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|\d+\s*[月日号点]|\b\d{4}\b",
@@ -272,13 +296,16 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
 """The asked-for answer type: (question pattern, answer-unit pattern), checked in this order.
 
 A count ("how many times", 几次) is held by a number of times (3 times, 三次, a bare 3), not by a
-measure (200ms, 14kb, 3 天); a version ("which version", 哪个版本) by 3.2, v3 or 3.x; a flag or command
-name ("which flag…", 哪个参数) by a code span or a ``--flag``; a size ("how big", "how many kb", 多大,
-大小) by a number with a data or physical unit (MB, 平方米, seats, a 27-inch screen) — checked before
-the date, so the "when" of "how many kb … when X is false" does not make it a date question; a price
-("how much does … cost", 多少钱) by an amount of money (a number with a currency beside it or in the
-unit's table header, a percentage of a price, or "free"/免费), not by any number (15 层 is no price);
-a default value ("default", 默认) by the word stating a value or behaviour ("Defaults to 30",
+measure (200ms, 14kb, 3 天); a duration ("how long", 多久) by a number with a unit of time — or, in
+English, of length: "how long must a password be" asks for 14 characters; a version ("which
+version", 哪个版本) by 3.2, v3 or 3.x; a flag or command name ("which flag…", 哪个参数) by a code span
+or a ``--flag``; a size ("how big", "how many kb", 多大, 大小) by a number with a data or physical
+unit (MB, 平方米, seats, a 27-inch screen) — checked before the date, so the "when" of "how many kb …
+when X is false" does not make it a date question (nor does any "when" that joins a clause, "the
+hotel limit when I travel": a date is asked by "when is/do/can …", "by when"); a price ("how much
+does … cost", 多少钱) by an amount of money (a number with a currency beside it or in the unit's
+table header, a percentage of a price, or "free"/免费), not by any number (15 层 is no price); a
+default value ("default", 默认) by the word stating a value or behaviour ("Defaults to 30",
 "Default: 30", "by default", 默认值是 30, 默认为; not "the default content" / 默认内容, a default that
 is a thing, not a setting).
 """

@@ -410,6 +410,22 @@ class TestAskedTypesAdded:
         assert not holds_type("price", "打印机位于 15 层茶水间旁边。")  # a floor is no price
         assert not holds_type("price", "Colour printing needs your badge at the printer.")
 
+    def test_how_long_also_asks_for_a_length(self) -> None:
+        assert asked_type("How long must my password be?") == "duration"
+        assert holds_type("duration", "Minimum length: 14 characters.")
+        assert holds_type("duration", "The trail is 5 km long.")
+        assert not holds_type("duration", "密码至少 12 位")  # 多久 asks for time only
+        # the unit names the dimension as a noun; the question asks with its adjective
+        assert "long" in terms("Minimum length: 14 characters.")
+        assert "big" in terms("The maximum size of an upload")
+
+    def test_when_joining_a_clause_does_not_ask_for_a_date(self) -> None:
+        assert asked_type("When is the deadline for expense claims?") == "date"
+        assert asked_type("When's payday?") == "date"
+        assert asked_type("By when must I use my carried-over leave?") == "date"
+        assert asked_type("What's the reimbursement rate when I drive my own car?") is None
+        assert asked_type("What's the hotel limit per night when I travel to Singapore?") == "number"
+
     def test_a_chinese_count_needs_a_number_of_what_it_counts(self) -> None:
         assert asked_measure("Teleport 最多可以嵌套几层？") == "层"
         assert asked_measure("屈臣氏在香港设有多少家分店？") == "家"
