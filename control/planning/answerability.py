@@ -436,7 +436,7 @@ class AnswerabilityModel:
             return Decision(
                 False, p, self.threshold, signals, rule=f"no retrieved sentence holds the asked-for {kind}"
             )
-        measure = asked_measure(question) if kind in REQUIRED_TYPES else None
+        measure = asked_measure(question) if kind in ("number", "count") else None
         if measure is not None and not quotes_measure(question, evidence):
             return Decision(
                 False, p, self.threshold, signals, rule=f"no retrieved sentence holds a number of '{measure}'"

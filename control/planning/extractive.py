@@ -191,7 +191,7 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "duration": (
         re.compile(
             r"\bhow long\b|\bhow much time\b|\bhow many (?:working |calendar |business )?"
-            r"(?:days|weeks|months|hours|years|minutes|seconds|milliseconds)\b|多久|多长时间|几天|几周|几个月|"
+            r"(?:days|weeks|months|hours|years|minutes|seconds|milliseconds)\b|多久|多长时间|几天|几周|几个月|几年(?![级度])|几(?:个)?(?:小时|钟头|分钟|星期|工作日)|"
             r"多少(?:个)?(?:天|小时|分钟|秒|毫秒|周|个月|年)"
         ),
         re.compile(
@@ -347,7 +347,7 @@ MEASURE_GROUPS: tuple[tuple[str, ...], ...] = (
     ("本", "册", "卷", "部", "集"),
     ("米", "公里", "千米", "厘米", "毫米", "km", "m"),
     ("克", "千克", "公斤", "吨", "kg"),
-    *((m,) for m in ("首", "篇", "章", "场", "届", "级", "颗", "枚", "株", "户", "项", "条", "倍")),
+    *((m,) for m in ("首", "篇", "章", "场", "届", "级", "颗", "枚", "株", "户", "项", "条", "倍", "块")),
 )
 """Chinese measure words a question counts in (几层, 多少名, 多少公里), each with the words an answer may
 use for the same thing (名/位/人, 家/间/所, 米/公里)."""
@@ -364,15 +364,21 @@ def asked_measure(question: str) -> str | None:
     """The Chinese measure word a question counts in ("Teleport 最多可以嵌套几层？" → 层), or None.
 
     Not after 哪/那/这 (哪几种 asks which kinds, 那几年 is no question), and None for units of time,
-    money and size, which `ASKED_TYPES` checks.
+    money (几块钱) and size, which `ASKED_TYPES` checks.
     """
-    found = _ASKED_MEASURE.search(_TITLE_OR_QUOTE.sub(" ", question))
+    found = _measure_match(question)
     return found.group(2) if found else None
+
+
+def _measure_match(question: str) -> re.Match[str] | None:
+    text = _TITLE_OR_QUOTE.sub(" ", question)
+    found = _ASKED_MEASURE.search(text)
+    return None if found is None or text.startswith("钱", found.end(2)) else found  # 几块钱: a price
 
 
 @functools.lru_cache(maxsize=256)
 def _measure_pattern(question: str) -> re.Pattern[str] | None:
-    found = _ASKED_MEASURE.search(_TITLE_OR_QUOTE.sub(" ", question))
+    found = _measure_match(question)
     if found is None:
         return None
     before, measure, after = found.groups()
@@ -385,6 +391,41 @@ def _measure_pattern(question: str) -> re.Pattern[str] | None:
         rf"|(?:{counted}{'|' + nouns if nouns else ''})[^\d\s，。；,;]{{0,2}}\s*(?:为|是|达|约|共|有)?\s*\d",
         re.IGNORECASE,
     )
+
+
+TIME_UNITS: tuple[tuple[str, str], ...] = (
+    (r"hours?|小时|钟头", r"\b(?:hours?|hrs?|h)\b|小时|钟头"),
+    (r"minutes?|分钟", r"\b(?:minutes?|mins?)\b|分钟"),
+    (r"seconds?|秒", r"\b(?:seconds?|secs?|s)\b|秒"),
+    (r"(?:working |business |calendar )?days?|天|日|工作日", r"\b(?:work|business)?days?\b|天|日|工作日"),
+    (r"weeks?|周|星期", r"\bweeks?\b|周|星期"),
+    (r"months?|月", r"\bmonths?\b|月"),
+    (r"years?|年", r"\byears?\b|年"),
+)
+"""Units of time a question may count in ("how many hours", 几个小时), each with what states one."""
+_ASKED_TIME_UNIT = re.compile(
+    r"\bhow many ((?:working |business |calendar )?[a-z]+)\b|(?<![哪那这])(?:几|多少)\s*(?:个)?"
+    r"(小时|钟头|分钟|秒|工作日|天|日|周|星期|月|年)",
+    re.IGNORECASE,
+)
+
+
+def asked_time_unit(question: str) -> re.Pattern[str] | None:
+    """What states a duration in the unit of time a question counts in ("几个小时": 4 小时), or None.
+
+    "会议室最长能订几个小时" is answered by "单次预订时长不超过 4 小时", not by "预订最长 3 个月" of
+    another rule; "how long" names no unit (None).
+    """
+    found = _ASKED_TIME_UNIT.search(question)
+    if found is None:
+        return None
+    word = (found.group(1) or found.group(2)).lower()
+    for asks, states in TIME_UNITS:
+        if re.fullmatch(asks, word):
+            return re.compile(
+                rf"(?:\d|{ZH_NUMERALS}|{EN_NUMERALS})[^.。;；,，]{{0,12}}?(?:{states})", re.IGNORECASE
+            )
+    return None
 
 
 def holds_measure(question: str, unit: str) -> bool:
@@ -524,6 +565,7 @@ def extractive_answer(
         return None
     query_terms = question_terms(query)
     kind = asked_type(query)
+    unit_of_time = asked_time_unit(query) if kind == "duration" else None
     chunks = [chunk_units(strip_instructions(item.text)) for item in evidence[:max_evidence]]
     candidates = [
         (rank, positions, text, evidence[rank].id)
@@ -536,7 +578,11 @@ def extractive_answer(
     idf = candidate_idf(query_terms, [unit.text for units in chunks for unit in units])
     scored: list[tuple[float, int, tuple[int, ...], float, str, str]] = []
     for rank, positions, sentence, ev_id in candidates:
-        bonus = TYPE_BONUS if holds_type(kind, sentence) else 1.0
+        bonus = (
+            TYPE_BONUS
+            if holds_type(kind, sentence) and (unit_of_time is None or unit_of_time.search(sentence))
+            else 1.0
+        )
         own = sentence_score(query_terms, sentence, idf) * bonus
         inherited = CONTEXT_SHARE * context_score(query_terms, contexts[rank], sentence, idf) * bonus
         scored.append((own + inherited, rank, positions, own, sentence, ev_id))

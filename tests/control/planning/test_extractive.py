@@ -6,6 +6,7 @@ from haygraph.control.evidence import Evidence
 from haygraph.control.planning.extractive import (
     answer_units,
     asked_measure,
+    asked_time_unit,
     asked_type,
     extractive_answer,
     holds_measure,
@@ -441,6 +442,22 @@ class TestAskedTypesAdded:
         assert holds_measure("地震规模是几级？", "此次地震的规模为7.2。")
         assert holds_measure("镇内有多少人口？", "全镇人口8.57万。")
         assert holds_measure("How many floors?", "any text")  # no Chinese measure: nothing to hold
+        assert asked_measure("观澜厅有几块白板？") == "块"
+        assert asked_measure("一杯咖啡几块钱？") is None  # a price
+        assert not holds_measure("观澜厅有几块白板？", "设备: 75 英寸电视、视频会议系统、白板")
+
+    def test_a_duration_in_a_named_unit_prefers_units_stating_it(self) -> None:
+        assert asked_type("会议室最长能订几个小时？") == "duration"
+        assert asked_type("他读几年级？") != "duration"
+        assert asked_type("几月几号放假？") == "date"
+        rooms = ev(
+            "r",
+            "周期性会议的预订最长 3 个月，到期后须重新预订。\n\n"
+            "单次预订时长不超过 4 小时，需要全天使用的请联系行政部。",
+        )
+        answer = extractive_answer("会议室最长能订几个小时？", [rooms], max_sentences=1)
+        assert answer is not None and "4 小时" in answer.answer
+        assert asked_time_unit("How long is probation?") is None  # names no unit
 
     def test_units_that_hold_them(self) -> None:
         assert holds_type("size", "Attachments may be up to 10 MB each.")
