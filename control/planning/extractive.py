@@ -175,9 +175,12 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(
             r"\b(?:which|what|minimum|earliest|oldest|lowest) (?:\w+ )?versions?\b|"
             r"\bsince (?:which|what) version\b|"
-            r"哪个版本|哪一版|什么版本|哪个版|最低版本|版本号?是多少|从哪个版本|几版"
+            r"哪个版本|哪一版|什么版本|哪个版(?![\u4e00-\u9fff])|最低版本|版本号?是多少|从哪个版本|几版(?![\u4e00-\u9fff])"
         ),
-        re.compile(r"\b[vV]?\d+\.(?:\d+|x)\b|\b[vV]\d+\b|\bversion\s+\d+|\d+\s*版|版本\s*\d", re.IGNORECASE),
+        re.compile(
+            r"\b[vV]?\d+\.(?:\d+|x)\b|\b[vV]\d+\b|\bversion\s+\d+|(?-i:[A-Z0-9]{2,})版|\d\s*版|版本\s*\d",
+            re.IGNORECASE,
+        ),
     ),
     "flag": (
         re.compile(
@@ -208,7 +211,8 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(r"\b(?:at )?what time\b|\bwhat hour\b|几点|什么时间(?:到|来|去|上班|下班|开始|结束)"),
         re.compile(
             r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)|\bnoon\b|\bmidnight\b|"
-            rf"(?:\d{{1,2}}|{ZH_NUMERALS})\s*[点时](?!间)|上午|下午|中午|早上|晚上|凌晨",
+            rf"(?:\d{{1,2}}|{ZH_NUMERALS})\s*[点时](?!间)|上午|下午|中午|早上|晚上|凌晨|"
+            r"\d+\s*月\s*\d+\s*日|\d{4}\s*年",
             re.IGNORECASE,
         ),
     ),
@@ -217,11 +221,12 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\bhow (?:big|large|heavy)\b|\bwhat(?:'s| is) the (?:maximum |max |file )?size\b|"
             r"\bsize (?:limit|of)\b|\bhow much (?:disk|space|memory|storage|ram)\b|"
             r"\bhow many (?:mb|gb|kb|tb|bytes|megabytes|gigabytes)\b|"
-            r"(?<!年龄)(?<!年纪)(?<!岁数)多大(?!年纪|岁数)|大小|容量|多少\s*(?:mb|gb|kb|兆|字节)|多重|尺寸"
+            r"(?<!年龄)(?<!年纪)(?<!岁数)多大(?!年纪|岁数|学)|大小|容量|多少\s*(?:mb|gb|kb|兆|字节)|多重|尺寸"
         ),
         re.compile(
             r"\d\s*(?:-\s*)?(?:[KMGTP]i?B|[kmgt]b|bytes?|(?:kilo|mega|giga|tera)bytes?|字节|兆|[KMGT]\b|"
-            r"m²|m2|sqm|square (?:met|feet|foot)|平方米|平米|[cmk]m\b|inch(?:es)?|寸|kg|公斤|克|"
+            r"m²|m2|km²|km2|sqm|square (?:met|feet|foot|kilomet|mile)|hectares?|acres?|"
+            r"平方米|平米|平方公里|平方千米|公顷|亩|[cmk]m\b|inch(?:es)?|寸|kg|公斤|克|"
             r"(?:people|persons|seats|guests)\b|人)",
             re.IGNORECASE,
         ),

@@ -427,6 +427,16 @@ class TestAskedTypesAdded:
         assert asked_type("What's the reimbursement rate when I drive my own car?") is None
         assert asked_type("What's the hotel limit per night when I travel to Singapore?") == "number"
 
+    def test_names_that_only_look_like_type_words(self) -> None:
+        # 科罗拉多大学 holds 多大, 版块 holds 版: neither asks for a size or a version
+        assert asked_type("马特从科罗拉多大学获得了什么学位？") != "size"
+        assert asked_type("华北陆块目前是哪个版块的一部分？") != "version"
+        assert asked_type("这个文件有多大？") == "size"
+        # answers the type patterns missed (CMRC 2018 tune passages)
+        assert holds_type("size", "全镇总面积72平方公里。")
+        assert holds_type("version", "此专辑于2003年3月31日推出DSD版本唱片。")
+        assert holds_type("time", "结束于民国10年（1921年）5月14日。")  # 什么时间结束: a date
+
     def test_a_chinese_count_needs_a_number_of_what_it_counts(self) -> None:
         assert asked_measure("Teleport 最多可以嵌套几层？") == "层"
         assert asked_measure("屈臣氏在香港设有多少家分店？") == "家"
