@@ -275,7 +275,11 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\b(?:largest|highest|biggest|smallest|lowest|maximum|minimum) (?:number|value|count)\b|多少|几|"
             r"(?:年龄|年纪|岁数)多大|多大(?:年纪|岁数)"
         ),
-        re.compile(rf"\d|\b(?:{EN_NUMERALS})\b|(?:{ZH_NUMERALS})\s*{ZH_MEASURES}", re.IGNORECASE),
+        re.compile(
+            rf"\d|\b(?:{EN_NUMERALS})\b|(?:{ZH_NUMERALS})\s*{ZH_MEASURES}|"
+            r"\b(?:multiple|any number of|unlimited)\b|多个|任意数量|数量不限",
+            re.IGNORECASE,
+        ),
     ),
     "name": (
         re.compile(r"\bwho\b|\bwhose\b|\bwhich (?:team|person|department)\b|谁|哪位|哪个部门"),
@@ -322,13 +326,21 @@ TYPE_BONUS = 1.5
 _TITLE_OR_QUOTE = re.compile(r"《[^》]*》|“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"")
 
 
+_DEFAULT_ACTION = re.compile(
+    r"\bprevent\w*\s+(?:the\s+)?default\w*|\bdefault\s+(?:behaviou?rs?|actions?|events?)\b|"
+    r"(?:阻止|取消|禁止)默认|默认(?:行为|事件|动作)",
+    re.IGNORECASE,
+)
+"""The browser's default action ("prevent the default behaviour", 阻止默认行为): not a default value."""
+
+
 def asked_type(question: str) -> str | None:
     """The type of answer a question asks for (`ASKED_TYPES`: flag, duration, date, size, default, ...).
 
     None when the question asks for none of them. Titles and quotations are left out: 《大小姐×执事！》
     names a book, it does not ask for a size.
     """
-    asked = _TITLE_OR_QUOTE.sub(" ", question).lower()
+    asked = _DEFAULT_ACTION.sub(" ", _TITLE_OR_QUOTE.sub(" ", question)).lower()
     for name, (asks, _holds) in ASKED_TYPES.items():
         if asks.search(asked):
             return name
@@ -359,26 +371,36 @@ use for the same thing (名/位/人, 家/间/所, 米/公里)."""
 _MEASURE_WORDS = sorted({m for g in MEASURE_GROUPS for m in g if not m.isascii()}, key=len, reverse=True)
 _ASKED_MEASURE = re.compile(
     rf"([{CJK_RANGES}]{{2}})?(?:是|为|有|达|共)?(?<![哪那这])(?:几|多少)\s*(?:个)?("
-    + "|".join(_MEASURE_WORDS)
+    + "|".join([*_MEASURE_WORDS, "个"])
     + rf")([{CJK_RANGES}]{{2}})?"
 )
-"""A count in a measure word: (the two characters before it, the measure word, the two after it)."""
+"""A count in a measure word: (the two characters before it, the measure word, the two after it). 个
+counts whatever follows it: 几个会议室 counts 会议室 (几个 alone counts nothing in particular)."""
 
 
 def asked_measure(question: str) -> str | None:
     """The Chinese measure word a question counts in ("Teleport 最多可以嵌套几层？" → 层), or None.
 
+    After 个, what follows it ("多少个节点" → 节点, its first two characters).
+
     Not after 哪/那/这 (哪几种 asks which kinds, 那几年 is no question), and None for units of time,
     money (几块钱) and size, which `ASKED_TYPES` checks.
     """
     found = _measure_match(question)
-    return found.group(2) if found else None
+    if found is None:
+        return None
+    return found.group(3) if found.group(2) == "个" else found.group(2)  # 几个会议室: 会议
 
 
 def _measure_match(question: str) -> re.Match[str] | None:
     text = _TITLE_OR_QUOTE.sub(" ", question)
     found = _ASKED_MEASURE.search(text)
-    return None if found is None or text.startswith("钱", found.end(2)) else found  # 几块钱: a price
+    if found is None or text.startswith("钱", found.end(2)):  # 几块钱: a price
+        return None
+    after = found.group(3)
+    if found.group(2) == "个" and (after is None or _QUESTION_WORD.search(after)):
+        return None
+    return found
 
 
 @functools.lru_cache(maxsize=256)
@@ -387,13 +409,14 @@ def _measure_pattern(question: str) -> re.Pattern[str] | None:
     if found is None:
         return None
     before, measure, after = found.groups()
-    words = [m for group in MEASURE_GROUPS if measure in group for m in group] or [measure]
-    counted = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
-    nouns = "|".join(re.escape(w) for w in (after, before) if w and not _QUESTION_WORD.search(w))
+    words = [] if measure == "个" else [m for group in MEASURE_GROUPS if measure in group for m in group]
+    nouns = [w for w in (after, before) if w and not _QUESTION_WORD.search(w)]
+    counted = "|".join(
+        re.escape(w) for w in [*sorted(set(words or [measure]) - {"个"}, key=len, reverse=True), *nouns]
+    )
     number = rf"(?:\d|{ZH_NUMERALS})[\d.,万亿千百]*\s*(?:多|余|来)?\s*(?:至|到|-|~|～)?\s*[\d.]*\s*(?:个)?"
     return re.compile(
-        rf"{number}(?:{counted}{'|' + nouns if nouns else ''})"
-        rf"|(?:{counted}{'|' + nouns if nouns else ''})[^\d\s，。；,;]{{0,2}}\s*(?:为|是|达|约|共|有)?\s*\d",
+        rf"{number}(?:{counted})|(?:{counted})[^\d\s，。；,;]{{0,2}}\s*(?:为|是|达|约|共|有)?\s*\d",
         re.IGNORECASE,
     )
 

@@ -427,6 +427,16 @@ class TestAskedTypesAdded:
         assert asked_type("What's the reimbursement rate when I drive my own car?") is None
         assert asked_type("What's the hotel limit per night when I travel to Singapore?") == "number"
 
+    def test_the_default_action_is_no_default_value(self) -> None:
+        assert asked_type("如何在模板中使用事件修饰符阻止默认行为？") != "default"
+        assert asked_type("How do I prevent the default behavior of a form submit?") != "default"
+        assert asked_type("What is the default timeout?") == "default"
+
+    def test_how_many_is_answered_by_any_number_of(self) -> None:
+        assert holds_type("number", "Vue 3 components can have multiple root nodes.")
+        assert holds_type("number", "附件数量不限。")
+        assert not holds_type("number", "Components can have a root node.")
+
     def test_names_that_only_look_like_type_words(self) -> None:
         # 科罗拉多大学 holds 多大, 版块 holds 版: neither asks for a size or a version
         assert asked_type("马特从科罗拉多大学获得了什么学位？") != "size"
@@ -442,7 +452,7 @@ class TestAskedTypesAdded:
         assert asked_measure("屈臣氏在香港设有多少家分店？") == "家"
         assert asked_measure("雇员有哪几种？") is None  # which kinds, not how many
         assert asked_measure("婚假有几天？") is None  # a duration: ASKED_TYPES
-        assert asked_measure("公司有几个会议室？") is None  # 个 alone counts anything
+        assert asked_measure("他一共有几个？") is None  # 个 alone counts anything
         assert not holds_measure("Teleport 最多可以嵌套几层？", "在 Vue 3.5 及更高版本中，可以推迟解析。")
         assert holds_measure("大楼有几层？", "大楼共十二层。")
         assert holds_measure("大楼有几层？", "整栋建筑有 12 楼。")  # a word for the same thing
@@ -455,6 +465,14 @@ class TestAskedTypesAdded:
         assert asked_measure("观澜厅有几块白板？") == "块"
         assert asked_measure("一杯咖啡几块钱？") is None  # a price
         assert not holds_measure("观澜厅有几块白板？", "设备: 75 英寸电视、视频会议系统、白板")
+
+    def test_ge_counts_the_noun_after_it(self) -> None:
+        question = "Vue 的虚拟 DOM 最多能渲染多少个节点？"
+        assert asked_measure(question) == "节点"
+        assert not holds_measure(question, "一个运行时渲染器将会遍历整个虚拟 DOM 树。")  # 一个 is "a"
+        assert holds_measure("公司有几个会议室？", "公司共有 6 个会议室。")
+        assert not holds_measure("公司有几个会议室？", "会议室一览：灯塔厅、观澜厅。")
+        assert asked_measure("他有几个？") is None
 
     def test_a_duration_in_a_named_unit_prefers_units_stating_it(self) -> None:
         assert asked_type("会议室最长能订几个小时？") == "duration"
