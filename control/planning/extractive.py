@@ -140,7 +140,7 @@ pronoun "one" ("the new one", "each one", "no one")."""
 ZH_NUMERALS = r"[零〇一二两三四五六七八九十百千万亿半几]+"
 """Chinese numerals (三年, 十二天, 两周, 半个月)."""
 ZH_MEASURES = (
-    r"(?:个|次|名|人|天|年|月|周|元|块|倍|项|条|种|家|张|台|份|位|岁|层|页|本|辆|所|座|小时|分钟|秒|%|成|"
+    r"(?:个|次|名|人|天|年|月|周|元|块|倍|项|条|种|家|张|台|份|位|岁|层|楼|页|本|辆|所|座|小时|分钟|秒|%|成|"
     r"公里|米|千克|公斤|克|万|亿|千|百)"
 )
 """Measure words and units a Chinese numeral stands before when it counts something (三次, 两名, 五倍)."""

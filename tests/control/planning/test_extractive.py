@@ -455,6 +455,8 @@ class TestAskedTypesAdded:
         assert asked_measure("他一共有几个？") is None  # 个 alone counts anything
         assert not holds_measure("Teleport 最多可以嵌套几层？", "在 Vue 3.5 及更高版本中，可以推迟解析。")
         assert holds_measure("大楼有几层？", "大楼共十二层。")
+        assert holds_type("number", "个人快递请寄到大厦一楼的快递柜。")  # 一楼: the first floor
+        assert holds_measure("快递柜在几楼？", "个人快递请寄到大厦一楼的快递柜。")
         assert holds_measure("大楼有几层？", "整栋建筑有 12 楼。")  # a word for the same thing
         assert holds_measure("屈臣氏在香港设有多少家分店？", "在香港设有28间分店。")
         # the counted thing may stand for the measure word, after the number or before it
