@@ -38,6 +38,20 @@ def is_chinese(text: str) -> bool:
     return bool(CJK.search(text))
 
 
+_LATIN_WORD = re.compile(r"[a-z]+")
+
+
+def script_weights(text: str) -> tuple[float, float]:
+    """Shares of Chinese and English in `text`'s words (a Chinese character counts 1/1.5 of a word).
+
+    Latin words are counted in lowercase: pass lowercased text.
+    """
+    cjk = len(CJK.findall(text)) / 1.5
+    latin = len(_LATIN_WORD.findall(text))
+    total = max(1.0, cjk + latin)
+    return cjk / total, latin / total
+
+
 def words_only(text: str) -> str:
     """Return the letters and digits of `text` as space-separated words (punctuation and symbols dropped)."""
     return " ".join("".join(ch if unicodedata.category(ch)[0] in "LN" else " " for ch in text).split())

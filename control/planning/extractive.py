@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from haygraph.control.evidence import Evidence
-from haygraph.control.language import CJK_RANGES, CJK_RUN
+from haygraph.control.language import CJK_RANGES, CJK_RUN, script_weights
 from haygraph.control.planning.answer_units import MAX_TABLE_ROWS as MAX_TABLE_ROWS
 from haygraph.control.planning.answer_units import MAX_UNIT_CHARS, AnswerUnit, chunk_units, glue, labelled
 from haygraph.control.planning.answer_units import answer_units as answer_units
@@ -67,18 +67,10 @@ def _stem(word: str) -> str:
     return word
 
 
-_DIMENSIONS = {
-    "length": "long",
-    "width": "wide",
-    "height": "high",
-    "depth": "deep",
-    "weight": "heavy",
-    "size": "big",
-    "distance": "far",
-    "age": "old",
-    "frequency": "often",
-}
-"""English nouns of dimension and the adjective a question asks with ("how long" … "length")."""
+_DIMENSIONS = {"length": "long"}
+"""English nouns of dimension and the adjective a question asks with ("how long" … "length"). Only
+length: "size" for "how big" made a unit on bundle sizes share the question's "big", and the answer
+to "how big is vue.global.prod.js" quoted another build's 14 kB (235-page Vue set)."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -86,7 +78,7 @@ def terms(text: str) -> dict[str, float]:
     """Return the weighted matching terms of a text (memoized: callers must not mutate the result).
 
     English content words (lowercase, plural-stripped, stop words removed; a hyphenated word also
-    without its hyphens and as its parts; a noun of dimension also as its adjective, `_DIMENSIONS`)
+    without its hyphens and as its parts; "length" also as "long", `_DIMENSIONS`)
     weigh 2; Chinese
     characters (minus function characters) weigh 1 and Chinese character bigrams 2.
     """
@@ -580,7 +572,9 @@ def extractive_answer(
     times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first, earlier
     unit first); the best is kept, and after it those scoring at least half of the best whose own
     score (without what they inherit) is at least `OWN_SHARE` of the best's own score, and that
-    overlap no unit already quoted. If no unit shares a term with the query (a question in the other
+    overlap no unit already quoted, written in the question's language (a bilingual set states the same
+    rule on both pages: the other page's copy is not quoted after the first unit). If no unit shares a
+    term with the query (a question in the other
     language, a paraphrase), the unit closest in meaning to it is quoted when an `encoder` is given
     (`haygraph.control.planning.meaning`; times `TYPE_BONUS` when it holds the asked-for type), else
     the first unit of the best chunk (the chunk passed the relevance check).
@@ -630,7 +624,10 @@ def extractive_answer(
             if len(chosen) >= max_sentences or score < best / 2:
                 break
             spots = {(rank, pos) for pos in positions}
-            # a further unit must also hold enough of the question itself, not only inherit it
+            # a further unit must also hold enough of the question itself, not only inherit it, and be
+            # in the question's language (a bilingual set states the same rule on both pages)
+            if chosen and _other_script(query, sentence):
+                continue
             if sentence not in seen and not spots & covered and (not chosen or own >= OWN_SHARE * best_own):
                 seen.add(sentence)
                 covered |= spots
@@ -638,6 +635,12 @@ def extractive_answer(
     answer = " ".join(f"{sentence} [{ev_id}]" for sentence, ev_id in _without_repeated_leads(chosen))
     ids = list(dict.fromkeys(ev_id for _sentence, ev_id in chosen))
     return ExtractiveAnswer(answer=answer, evidence_ids=ids, units=[sentence for sentence, _id in chosen])
+
+
+def _other_script(query: str, unit: str) -> bool:
+    """Whether `unit` is mostly in the other script than `query` (Chinese against English, by words)."""
+    asked = script_weights(query.lower())[0] >= 0.5
+    return (script_weights(unit.lower())[0] >= 0.5) != asked
 
 
 _LEAD_IN = re.compile(r"^[^\n:：→]{4,200}?(?:: |：)(?=\S)")

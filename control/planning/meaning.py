@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from haygraph.control.language import CJK_RANGES, CJK_RUN
+from haygraph.control.language import CJK_RANGES, CJK_RUN, script_weights
 from haygraph.control.planning.extractive import question_text, terms
 
 COSINE_FLOOR = 0.72
@@ -48,7 +48,6 @@ Chinese character counts 1/1.5 of a word, an English word one): a Chinese page w
 product names is not English evidence."""
 
 _CJK = re.compile(f"[{CJK_RANGES}]")
-_LATIN_WORD = re.compile(r"[a-z]+")
 _QUESTION_CHARS = re.compile(r"[几多什么哪怎谁吗呢]")
 _HOW_PHRASE = re.compile(r"\bhow (?:long|much|many|often|big|large|far|old|soon)\b", re.IGNORECASE)
 _ASKED_KIND = re.compile(f"(?:什么|哪个|哪些|哪种|哪一|哪|何种|何)([{CJK_RANGES}]{{2}})")
@@ -99,14 +98,6 @@ def key_words(question: str) -> tuple[str, ...]:
                 if len(w) >= 2 and not _QUESTION_CHARS.search(w) and w not in _ZH_GENERIC
             )
     return tuple(dict.fromkeys(words))
-
-
-def script_weights(text: str) -> tuple[float, float]:
-    """Shares of Chinese and English in `text`'s words (a Chinese character counts 1/1.5 of a word)."""
-    cjk = len(_CJK.findall(text)) / 1.5
-    latin = len(_LATIN_WORD.findall(text))
-    total = max(1.0, cjk + latin)
-    return cjk / total, latin / total
 
 
 def missing_words(question: str, texts: Sequence[str]) -> tuple[list[str], int]:

@@ -418,7 +418,7 @@ class TestAskedTypesAdded:
         assert not holds_type("duration", "密码至少 12 位")  # 多久 asks for time only
         # the unit names the dimension as a noun; the question asks with its adjective
         assert "long" in terms("Minimum length: 14 characters.")
-        assert "big" in terms("The maximum size of an upload")
+        assert "big" not in terms("The maximum size of an upload")  # made another build's size an answer
 
     def test_when_joining_a_clause_does_not_ask_for_a_date(self) -> None:
         assert asked_type("When is the deadline for expense claims?") == "date"
@@ -426,6 +426,15 @@ class TestAskedTypesAdded:
         assert asked_type("By when must I use my carried-over leave?") == "date"
         assert asked_type("What's the reimbursement rate when I drive my own car?") is None
         assert asked_type("What's the hotel limit per night when I travel to Singapore?") == "number"
+
+    def test_further_units_are_in_the_questions_language(self) -> None:
+        english = ev("en", "The `max` prop of KeepAlive limits the number of cached instances.")
+        chinese = ev("zh", "KeepAlive 的 `max` prop 用来限制可被缓存的最大组件实例数。")
+        answer = extractive_answer("What does the `max` prop of KeepAlive limit?", [english, chinese])
+        assert answer is not None and answer.evidence_ids == ["en"]  # not the Chinese page's copy too
+        # the best unit is kept whatever its language (a question in the other language)
+        only = extractive_answer("What does the `max` prop limit?", [chinese])
+        assert only is not None and only.evidence_ids == ["zh"]
 
     def test_the_default_action_is_no_default_value(self) -> None:
         assert asked_type("如何在模板中使用事件修饰符阻止默认行为？") != "default"
