@@ -314,9 +314,7 @@ def quotes_type(question: str, evidence: Sequence[Evidence], kind: str) -> bool:
     beside "how many retries", a 14 kB saving of another option): the asked-for value must be in what
     would be quoted, the units that answer the question best.
     """
-    top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
-    quoted = extractive_answer(question, top, max_evidence=TOP_EVIDENCE)
-    return quoted is not None and any(holds_type(kind, unit) for unit in quoted.units)
+    return any(holds_type(kind, unit) for unit in would_quote(question, evidence))
 
 
 def quotes_measure(question: str, evidence: Sequence[Evidence]) -> bool:
@@ -325,9 +323,14 @@ def quotes_measure(question: str, evidence: Sequence[Evidence]) -> bool:
     "Teleport 最多可以嵌套几层？" asks for a number of 层: "在 Vue 3.5 及更高版本中" holds a number,
     but of no 层 (`haygraph.control.planning.extractive.holds_measure`).
     """
+    return any(holds_measure(question, unit) for unit in would_quote(question, evidence))
+
+
+def would_quote(question: str, evidence: Sequence[Evidence]) -> list[str]:
+    """The units the extractive answer to `question` from the top evidence quotes (none without one)."""
     top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
     quoted = extractive_answer(question, top, max_evidence=TOP_EVIDENCE)
-    return quoted is not None and any(holds_measure(question, unit) for unit in quoted.units)
+    return quoted.units if quoted is not None else []
 
 
 def answerability_features(question: str, signals: dict[str, float]) -> tuple[float, ...]:
@@ -432,15 +435,15 @@ class AnswerabilityModel:
         if contrasted:
             pairs = ", ".join(f"'{word}' (they state '{sibling}')" for word, sibling in contrasted)
             return Decision(False, p, self.threshold, signals, rule=f"no retrieved passage mentions {pairs}")
-        if kind in REQUIRED_TYPES and (signals["type_missing"] or not quotes_type(question, evidence, kind)):
-            return Decision(
-                False, p, self.threshold, signals, rule=f"no retrieved sentence holds the asked-for {kind}"
-            )
-        measure = asked_measure(question) if kind in ("number", "count") else None
-        if measure is not None and not quotes_measure(question, evidence):
-            return Decision(
-                False, p, self.threshold, signals, rule=f"no retrieved sentence holds a number of '{measure}'"
-            )
+        if kind in REQUIRED_TYPES:
+            quoted = [] if signals["type_missing"] else would_quote(question, evidence)
+            if not any(holds_type(kind, unit) for unit in quoted):
+                rule = f"no retrieved sentence holds the asked-for {kind}"
+                return Decision(False, p, self.threshold, signals, rule=rule)
+            measure = asked_measure(question) if kind in ("number", "count") else None
+            if measure is not None and not any(holds_measure(question, unit) for unit in quoted):
+                rule = f"no retrieved sentence holds a number of '{measure}'"
+                return Decision(False, p, self.threshold, signals, rule=rule)
         return Decision(True, p, self.threshold, signals)
 
     def probability(self, question: str, evidence: Sequence[Evidence]) -> float:

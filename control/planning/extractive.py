@@ -401,11 +401,9 @@ def _measure_pattern(question: str) -> re.Pattern[str] | None:
     if found is None:
         return None
     before, measure, after = found.groups()
-    words = [] if measure == "个" else [m for group in MEASURE_GROUPS if measure in group for m in group]
+    words = {m for group in MEASURE_GROUPS if measure in group for m in group}  # 个: none, only the noun
     nouns = [w for w in (after, before) if w and not _QUESTION_WORD.search(w)]
-    counted = "|".join(
-        re.escape(w) for w in [*sorted(set(words or [measure]) - {"个"}, key=len, reverse=True), *nouns]
-    )
+    counted = "|".join(re.escape(w) for w in [*sorted(words, key=len, reverse=True), *nouns])
     number = rf"(?:\d|{ZH_NUMERALS})[\d.,万亿千百]*\s*(?:多|余|来)?\s*(?:至|到|-|~|～)?\s*[\d.]*\s*(?:个)?"
     return re.compile(
         rf"{number}(?:{counted})|(?:{counted})[^\d\s，。；,;]{{0,2}}\s*(?:为|是|达|约|共|有)?\s*\d",
@@ -413,16 +411,23 @@ def _measure_pattern(question: str) -> re.Pattern[str] | None:
     )
 
 
-TIME_UNITS: tuple[tuple[str, str], ...] = (
-    (r"hours?|小时|钟头", r"\b(?:hours?|hrs?|h)\b|小时|钟头"),
-    (r"minutes?|分钟", r"\b(?:minutes?|mins?)\b|分钟"),
-    (r"seconds?|秒", r"\b(?:seconds?|secs?|s)\b|秒"),
-    (r"(?:working |business |calendar )?days?|天|日|工作日", r"\b(?:work|business)?days?\b|天|日|工作日"),
-    (r"weeks?|周|星期", r"\bweeks?\b|周|星期"),
-    (r"months?|月", r"\bmonths?\b|月"),
-    (r"years?|年", r"\byears?\b|年"),
+TIME_UNITS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (
+        re.compile(asks),
+        re.compile(rf"(?:\d|{ZH_NUMERALS}|{EN_NUMERALS})[^.。;；,，]{{0,12}}?(?:{states})", re.I),
+    )
+    for asks, states in (
+        (r"hours?|小时|钟头", r"\b(?:hours?|hrs?|h)\b|小时|钟头"),
+        (r"minutes?|分钟", r"\b(?:minutes?|mins?)\b|分钟"),
+        (r"seconds?|秒", r"\b(?:seconds?|secs?|s)\b|秒"),
+        (r"(?:working |business |calendar )?days?|天|日|工作日", r"\b(?:work|business)?days?\b|天|日|工作日"),
+        (r"weeks?|周|星期", r"\bweeks?\b|周|星期"),
+        (r"months?|月", r"\bmonths?\b|月"),
+        (r"years?|年", r"\byears?\b|年"),
+    )
 )
-"""Units of time a question may count in ("how many hours", 几个小时), each with what states one."""
+"""Units of time a question may count in ("how many hours", 几个小时), each with the pattern of a
+duration stated in it (a number, then the unit within a few characters)."""
 _ASKED_TIME_UNIT = re.compile(
     r"\bhow many ((?:working |business |calendar )?[a-z]+)\b|(?<![哪那这])(?:几|多少)\s*(?:个)?"
     r"(小时|钟头|分钟|秒|工作日|天|日|周|星期|月|年)",
@@ -440,12 +445,7 @@ def asked_time_unit(question: str) -> re.Pattern[str] | None:
     if found is None:
         return None
     word = (found.group(1) or found.group(2)).lower()
-    for asks, states in TIME_UNITS:
-        if re.fullmatch(asks, word):
-            return re.compile(
-                rf"(?:\d|{ZH_NUMERALS}|{EN_NUMERALS})[^.。;；,，]{{0,12}}?(?:{states})", re.IGNORECASE
-            )
-    return None
+    return next((states for asks, states in TIME_UNITS if asks.fullmatch(word)), None)
 
 
 def holds_measure(question: str, unit: str) -> bool:
@@ -588,6 +588,7 @@ def extractive_answer(
     query_terms = question_terms(query)
     kind = asked_type(query)
     unit_of_time = asked_time_unit(query) if kind == "duration" else None
+    asked_in_chinese = _chinese(query)
     chunks = [chunk_units(strip_instructions(item.text)) for item in evidence[:max_evidence]]
     candidates = [
         (rank, positions, text, evidence[rank].id)
@@ -626,7 +627,7 @@ def extractive_answer(
             spots = {(rank, pos) for pos in positions}
             # a further unit must also hold enough of the question itself, not only inherit it, and be
             # in the question's language (a bilingual set states the same rule on both pages)
-            if chosen and _other_script(query, sentence):
+            if chosen and _chinese(sentence) != asked_in_chinese:
                 continue
             if sentence not in seen and not spots & covered and (not chosen or own >= OWN_SHARE * best_own):
                 seen.add(sentence)
@@ -637,10 +638,9 @@ def extractive_answer(
     return ExtractiveAnswer(answer=answer, evidence_ids=ids, units=[sentence for sentence, _id in chosen])
 
 
-def _other_script(query: str, unit: str) -> bool:
-    """Whether `unit` is mostly in the other script than `query` (Chinese against English, by words)."""
-    asked = script_weights(query.lower())[0] >= 0.5
-    return (script_weights(unit.lower())[0] >= 0.5) != asked
+def _chinese(text: str) -> bool:
+    """Whether `text` is mostly Chinese, by words (`script_weights`)."""
+    return script_weights(text.lower())[0] >= 0.5
 
 
 _LEAD_IN = re.compile(r"^[^\n:：→]{4,200}?(?:: |：)(?=\S)")

@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from haygraph.control.language import CJK_RANGES, CJK_RUN, script_weights
+from haygraph.control.language import CJK, CJK_RANGES, CJK_RUN, script_weights
 from haygraph.control.planning.extractive import question_text, terms
 
 COSINE_FLOOR = 0.72
@@ -47,7 +47,6 @@ SCRIPT_SHARE = 0.3
 Chinese character counts 1/1.5 of a word, an English word one): a Chinese page with a few URLs and
 product names is not English evidence."""
 
-_CJK = re.compile(f"[{CJK_RANGES}]")
 _QUESTION_CHARS = re.compile(r"[几多什么哪怎谁吗呢]")
 _HOW_PHRASE = re.compile(r"\bhow (?:long|much|many|often|big|large|far|old|soon)\b", re.IGNORECASE)
 _ASKED_KIND = re.compile(f"(?:什么|哪个|哪些|哪种|哪一|哪|何种|何)([{CJK_RANGES}]{{2}})")
@@ -155,7 +154,7 @@ def contrasted_words(
             p.word
             for p, nxt in zip(tagged, [*tagged[1:], None], strict=True)
             if len(p.word) == 2
-            and _CJK.match(p.word[0])
+            and CJK.match(p.word[0])
             and (p.flag[0] in "nt" or (p.flag == "vn" and not (nxt and nxt.word[:1] in _ASPECT)))
         }
 
