@@ -126,6 +126,14 @@ _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*")
 _LATIN_TERM = re.compile(r"[A-Za-z][A-Za-z0-9&.+-]*[A-Za-z0-9]")
 _NOT_WORD = re.compile(rf"[^0-9a-z{CJK_RANGES}]+")
+_ASKS_NUMBER = re.compile(r"多少|几|\bhow (?:many|much)\b|\bwhat number\b", re.IGNORECASE)
+"""A default asked as a number ("默认端口是多少", "how many … by default"): "默认情况下, …" is no answer."""
+_STATED_NUMBER = re.compile(
+    r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|infinity|unlimited|no limit)\b|无限|不限|"
+    r"[二两三四五六七八九十百千]\s*[个次名人天年月周秒倍项条种层页]",
+    re.IGNORECASE,
+)
+"""A number a default states: digits, a numeral, Infinity / 无限 (not the 一个 "a" of any sentence)."""
 _GENERIC_NAMES = frozenset({"I", "I'm", "Could", "Can", "What", "How", "Is", "Are", "Do", "Does"})
 
 
@@ -298,6 +306,30 @@ def units_by_share(q_terms: dict[str, float], top: Sequence[Evidence]) -> list[t
     return sorted(((unit, term_share(q_terms, unit)) for unit in units), key=lambda pair: -pair[1])
 
 
+def subject_names(question: str) -> list[str]:
+    """The Latin names a Chinese question is about ("Teleport 的 to 属性…" → teleport), lowercased.
+
+    Three letters or more; none for an English question (its capitalised words are often the company or
+    product every page is about, and not always written out where the answer is).
+    """
+    if not _CJK.search(question) or _LATIN.search(question_text(question)) is None:
+        return []
+    return [t.lower() for t in dict.fromkeys(_LATIN_TERM.findall(question_text(question))) if len(t) >= 3]
+
+
+def units_about(names: Sequence[str], units: Sequence[str], evidence: Sequence[Evidence]) -> list[str]:
+    """The `units` taken from a top evidence item whose headings or text name one of `names`.
+
+    The answer to "Teleport 的 to 属性默认值是什么？" must come from a passage about Teleport: a
+    sentence on the default values of props, from another page, states a default of something else.
+    """
+    top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
+    about = [e for e in top if any(n in f"{' '.join(e.heading_path)} {e.text}".lower() for n in names)]
+    own = [unit for e in about for unit in answer_units(e.text)]
+    # a quoted unit may be a sentence joined with the next one that holds the value
+    return [unit for unit in units if any(part in unit for part in own)]
+
+
 def quoted_units(question: str, evidence: Sequence[Evidence], n: int = 3) -> list[str]:
     """The `n` answer units of the top evidence sharing most of the question's terms, best first.
 
@@ -439,6 +471,18 @@ class AnswerabilityModel:
             quoted = [] if signals["type_missing"] else would_quote(question, evidence)
             if not any(holds_type(kind, unit) for unit in quoted):
                 rule = f"no retrieved sentence holds the asked-for {kind}"
+                return Decision(False, p, self.threshold, signals, rule=rule)
+            subjects = subject_names(question)
+            if subjects and not any(holds_type(kind, u) for u in units_about(subjects, quoted, evidence)):
+                listed = " or ".join(f"'{name}'" for name in subjects)
+                rule = f"no retrieved sentence about {listed} holds the asked-for {kind}"
+                return Decision(False, p, self.threshold, signals, rule=rule)
+            if (
+                kind == "default"
+                and _ASKS_NUMBER.search(question)
+                and not any(holds_type("default", unit) and _STATED_NUMBER.search(unit) for unit in quoted)
+            ):
+                rule = "no retrieved sentence states a default number"
                 return Decision(False, p, self.threshold, signals, rule=rule)
             measure = asked_measure(question) if kind in ("number", "count") else None
             if measure is not None and not any(holds_measure(question, unit) for unit in quoted):

@@ -179,7 +179,9 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\bwhich (?:cli |command[- ]line )?(?:flag|option|switch|command|parameter|argument|setting)\b|"
             r"\bwhat (?:cli |command[- ]line )?(?:flag|switch|command)\b|"
             r"\b(?:flag|option|command) (?:do|should) i\b|"
-            r"哪个(?:参数|选项|命令|开关|配置项)|哪条命令|什么(?:参数|选项|命令|开关)|用什么命令"
+            r"\bwhich (?:\w+ )?(?:function|composable|hook|directive|macro)s?\b|"
+            r"哪个(?:参数|选项|命令|开关|配置项)|哪条命令|什么(?:参数|选项|命令|开关)|用什么命令|"
+            r"(?:哪个|哪些|什么|哪一个)(?:函数|钩子|指令|宏|API|api)"
         ),
         re.compile(r"`[^`]+`|(?<![\w-])--?[A-Za-z][\w-]*|^\s*\$\s"),
     ),
@@ -213,7 +215,7 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\bhow (?:big|large|heavy)\b|\bwhat(?:'s| is) the (?:maximum |max |file )?size\b|"
             r"\bsize (?:limit|of)\b|\bhow much (?:disk|space|memory|storage|ram)\b|"
             r"\bhow many (?:mb|gb|kb|tb|bytes|megabytes|gigabytes)\b|"
-            r"(?<!年龄)(?<!年纪)(?<!岁数)多大(?!年纪|岁数|学)|大小|容量|多少\s*(?:mb|gb|kb|兆|字节)|多重|尺寸"
+            r"(?<!年龄)(?<!年纪)(?<!岁数)多大(?!年纪|岁数|学)|大小(?!写)|容量|多少\s*(?:mb|gb|kb|兆|字节)|多重|尺寸"
         ),
         re.compile(
             r"\d\s*(?:-\s*)?(?:[KMGTP]i?B|[kmgt]b|bytes?|(?:kilo|mega|giga|tera)bytes?|字节|兆|[KMGT]\b|"
@@ -240,7 +242,8 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(
             r"\bdefaults?\s*(?:[:=]|to\b|is\b|value|of\b|setting)|\bthe default \w+ (?:is|are)\b|"
             r"\bby default\b|\bdefaulting to\b|"
-            r"默认(?:值|为|是|的|情况下|设置|会|将|\*{0,2}\s*[:：]|\s*`)|缺省(?:值|为|是|[:：])",
+            r"默认(?:值|为|是|的|情况下|设置|会|将|\*{0,2}\s*[:：]|\s*`)|缺省(?:值|为|是|[:：])|"
+            r"默认[\u4e00-\u9fff]{1,4}?(?:为|是)\s*\S",
             re.IGNORECASE,
         ),
     ),
@@ -269,7 +272,7 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         ),
         re.compile(
             rf"\d|\b(?:{EN_NUMERALS})\b|(?:{ZH_NUMERALS})\s*{ZH_MEASURES}|"
-            r"\b(?:multiple|any number of|unlimited)\b|多个|任意数量|数量不限",
+            r"\b(?:multiple|any number of|unlimited|infinity)\b|多个|任意数量|数量不限|无限",
             re.IGNORECASE,
         ),
     ),

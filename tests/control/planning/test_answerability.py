@@ -114,6 +114,36 @@ class TestModel:
         floors = ev(6, "Teleport 最多可以嵌套 3 层。", 0.8, 0.9)
         assert model.decide("Teleport 最多可以嵌套几层？", [floors]).answerable
 
+    def test_a_default_asked_as_a_number_needs_a_stated_number(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        ssr = ev(
+            1, "默认情况下，Vue 组件的职责是在浏览器中生成和操作 DOM，服务端渲染是一个可选功能。", 0.8, 0.9
+        )
+        refused = model.decide("服务端渲染的默认端口是多少？", [ssr])
+        assert not refused.answerable and refused.rule == "no retrieved sentence states a default number"
+        timeout = ev(2, "服务端渲染的超时时间可以配置，默认值是：Infinity", 0.8, 0.9)
+        assert model.decide("服务端渲染的超时时间默认值是多少？", [timeout]).answerable  # Infinity is one
+        port = ev(3, "开发服务器的默认端口为 5173。", 0.8, 0.9)
+        assert model.decide("开发服务器的默认端口是多少？", [port]).answerable
+        # not asked as a number: a stated default that is no number answers it
+        assert model.decide("服务端渲染默认做什么？", [ssr]).answerable
+
+    def test_a_chinese_questions_latin_subject_must_be_where_the_type_is(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        props = ev(1, "props 的默认值在未传入时生效，默认为 undefined。", 0.8, 0.9)
+        teleport = ev(2, "Teleport 接收一个 to prop 来指定传送的目标。", 0.6, 0.5)
+        refused = model.decide("Teleport 的 to 属性默认值是什么？", [props, teleport])
+        assert not refused.answerable
+        assert refused.rule == "no retrieved sentence about 'teleport' holds the asked-for default"
+        stated = ev(3, "Teleport 的 disabled prop 默认为 false。", 0.8, 0.9)
+        assert model.decide("Teleport 的 disabled 属性默认值是什么？", [stated]).answerable
+        # one of the names is enough: the version sits on the Node.js line, not beside create-vue
+        node = ev(4, "已安装 `^20.19.0 || >=22.12.0` 版本的 Node.js", 0.8, 0.9)
+        assert model.decide("用 create-vue 创建项目之前需要装哪个版本的 Node.js？", [node]).answerable
+        # English questions are left alone (the company every page is about is not always named)
+        leave = ev(5, "Annual leave: 12 working days in your first year.", 0.8, 0.9)
+        assert model.decide("How many days of annual leave does Northwind give?", [leave]).answerable
+
     def test_the_asked_for_type_must_be_in_what_is_quoted(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
         delay = ev(

@@ -390,6 +390,14 @@ class TestAskedTypesAdded:
         assert asked_type("Which command rebuilds the index?") == "flag"
         assert asked_type("哪个参数可以关闭重排？") == "flag"
         assert asked_type("用什么命令删除文档？") == "flag"
+        assert asked_type("Which lifecycle hook runs after mounting?") == "flag"
+        assert asked_type("Which function defines an async component?") == "flag"
+        assert asked_type("异步组件用哪个函数来定义？") == "flag"
+        assert asked_type("自定义指令有哪些钩子？") == "flag"
+        assert holds_type("flag", "Vue 提供了 `defineAsyncComponent` 方法。")
+        # 大小写 is letter case, not a size
+        assert asked_type("组件的 props 名字应该用什么大小写？") != "size"
+        assert asked_type("附件大小有限制吗？") == "size"
         # asking about options in general is not asking for a flag
         assert asked_type("What options do I have for returns?") is None
 
