@@ -20,10 +20,43 @@ _FILLER_EN = [
 ]
 _FILLER_ZH = [
     "能不能告诉我", "可不可以告诉我", "可以告诉我", "帮我看看", "帮我查一下", "帮我查查", "我想问一下",
-    "我想知道", "想了解一下", "请问一下", "请问", "麻烦你", "麻烦您", "麻烦", "告诉我", "我想问", "一下",
+    "我想知道", "想了解一下", "请问一下", "请问下", "请问", "麻烦你", "麻烦您", "麻烦问下", "麻烦", "告诉我",
+    "我想问下", "想问下", "我想问", "问一下", "一下",
     "你好", "您好", "帮我",
 ]  # fmt: skip
-_TRAILING_ZH = re.compile(r"[啊吧呢吗呀嘛哦]+[\s?？!！。.~～]*$")
+_TRAILING_ZH = re.compile(r"[啊吧呢吗呀嘛哦哈啦呗]+[\s?？!！。.~～]*$")
+_LEADING_ZH = re.compile(
+    r"^(?:好吧|好的|好|嗯+|哦+|噢|呃|额|那么|那个|对了|另外|话说|然后|是这样|是啊|是的|ok|okay)(?:[，,、.。!！~～\s]+|$)"
+    r"|^(?:嗯+|哦+|噢|呃|话说|那么|对了)",
+    re.IGNORECASE,
+)
+"""Discourse markers opening a chatty Chinese question ("好吧，…", "嗯，…", "话说…"): they carry no topic
+and split the next word wrongly ("那年假" cuts as 那年 / 假)."""
+
+
+def _strip_leading_zh(text: str) -> str:
+    """`text` without its opening discourse markers and a leading 那 ("那年假有几天" → "年假有几天").
+
+    A leading 那 ("so, …") goes unless it begins a demonstrative (那些, 那个, 那年 …) or a name jieba
+    knows (那不勒斯).
+    """
+    out = text
+    for _ in range(3):
+        before = out
+        out = _LEADING_ZH.sub("", out).lstrip(" ,，、")
+        if out.startswith("那") and len(out) > 2 and out[1] not in _DEMONSTRATIVE:
+            import jieba
+
+            first = next(iter(jieba.cut(out)), "")
+            if len(first) < 3:
+                out = out[1:].lstrip(" ,，、")
+        if out == before:
+            break
+    return out
+
+
+_DEMONSTRATIVE = frozenset("些个样里边天年时种么儿位次份会段条家本张件批")
+"""What follows 那 when it means "that" (那些, 那个, 那年, 那时 …), not "so"."""
 
 
 def _strip_fillers(text: str) -> str:
@@ -35,6 +68,7 @@ def _strip_fillers(text: str) -> str:
         for phrase in _FILLER_ZH:
             out = out.replace(phrase, "")
         out = _TRAILING_ZH.sub("", out).strip(" ,，、")
+        out = _strip_leading_zh(out)
         if out == before:
             break
     return " ".join(out.split()).strip(" ,，、?？!！。.~～")

@@ -28,6 +28,27 @@ class TestRewriteQuery:
     def test_strips_filler_keeps_entities(self, text: str, queries: list[str]) -> None:
         assert rewrite_query(text) == queries
 
+    @pytest.mark.parametrize(
+        ("text", "query"),
+        [
+            ("嗯，报销要多久才能到账呀？", "报销要多久才能到账"),
+            ("我想问下，出差住酒店一晚上限多少？", "出差住酒店一晚上限多少"),
+            ("那个，笔记本电脑几年换一次呢", "笔记本电脑几年换一次"),
+            ("话说退货的话运费谁出啊", "退货的话运费谁出"),
+            ("麻烦问下加班餐费能报多少", "加班餐费能报多少"),
+            ("请问一下婚假是几天哈", "婚假是几天"),
+            ("那病假要提前请吗？", "病假要提前请"),
+            ("好吧，病假呢？", "病假"),
+            # 那 as "that" and names beginning with 那 stay
+            ("那些员工可以报销吗", "那些员工可以报销"),
+            ("那个会议室可以订吗", "那个会议室可以订"),
+            ("那不勒斯在哪个国家？", "那不勒斯在哪个国家"),
+            ("好几天没发工资了怎么办", "好几天没发工资了怎么办"),
+        ],
+    )
+    def test_chatty_chinese_openers_and_particles_go(self, text: str, query: str) -> None:
+        assert rewrite_query(text)[0] == query
+
     def test_several_questions_give_several_queries(self) -> None:
         assert rewrite_query("What is the refund policy? And how long does shipping take?") == [
             "What is the refund policy? And how long does shipping take",
