@@ -8,7 +8,10 @@ from haygraph.control.language import words_only
 from haygraph.control.planning.input_check import clean_text
 
 _FILLER_EN = [
-    r"^(?:hi|hello|hey|and|also|so)\b[\s,!.]*",
+    r"^(?:hi|hello|hey)(?: there)?\b[\s,!.]*",
+    r"^(?:and|also|so|ok(?:ay)?|um+|uh+|er+|well|btw|by the way|sorry|thanks|thank you|"
+    r"(?:a )?quick question|one more thing|one last thing|just (?:wondering|curious|checking))"
+    r"(?![\w'-])[\s,!.:;–—-]*",
     r"^(?:could|can|would|will) you (?:please )?(?:tell me|let me know|explain|help me(?: to)?"
     r"(?: (?:find|understand|check))?)?\b",
     r"^i(?:'d| would) like to know\b",

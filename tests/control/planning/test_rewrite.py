@@ -49,6 +49,30 @@ class TestRewriteQuery:
     def test_chatty_chinese_openers_and_particles_go(self, text: str, query: str) -> None:
         assert rewrite_query(text)[0] == query
 
+    @pytest.mark.parametrize(
+        ("text", "query"),
+        [
+            (
+                "Quick question: what's the hotel limit per night in Shanghai?",
+                "what's the hotel limit per night in Shanghai",
+            ),
+            ("um, how long is the probation period?", "how long is the probation period"),
+            ("btw how many sick days do I get a year?", "how many sick days do I get a year"),
+            ("Just wondering - how much is the gym subsidy?", "how much is the gym subsidy"),
+            (
+                "Hi there! How many days a week can I work from home?",
+                "How many days a week can I work from home",
+            ),
+            ("Okay thanks. And how do I return an item?", "how do I return an item"),
+            ("One more thing: when is the probation review?", "when is the probation review"),
+            # a filler word inside a hyphenated word is a word
+            ("Well-being budget?", "Well-being budget"),
+            ("So-called remote days?", "So-called remote days"),
+        ],
+    )
+    def test_chatty_english_openers_go(self, text: str, query: str) -> None:
+        assert rewrite_query(text)[0] == query
+
     def test_several_questions_give_several_queries(self) -> None:
         assert rewrite_query("What is the refund policy? And how long does shipping take?") == [
             "What is the refund policy? And how long does shipping take",
