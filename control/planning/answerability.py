@@ -128,6 +128,25 @@ _LATIN_TERM = re.compile(r"[A-Za-z][A-Za-z0-9&.+-]*[A-Za-z0-9]")
 _NOT_WORD = re.compile(rf"[^0-9a-z{CJK_RANGES}]+")
 _ASKS_NUMBER = re.compile(r"多少|几|\bhow (?:many|much)\b|\bwhat number\b", re.IGNORECASE)
 """A default asked as a number ("默认端口是多少", "how many … by default"): "默认情况下, …" is no answer."""
+_ASKS_BOUND = re.compile(
+    r"\b(?:maximum|max|at most|upper limit|minimum|min|at least|lower limit)\b|"
+    r"最[多长短少高低大小](?![\u4e00-\u9fff]?的)|至少|上限|下限|封顶",
+    re.IGNORECASE,
+)
+"""A question asking for a bound ("the maximum temperature", 最多几台, 最长能订多久): a value is no answer
+unless stated as one. Superlatives of things are no bound ("the largest city", 最高的山, 最大的城市)."""
+_CODE_SPAN = re.compile(r"`[^`]*`")
+"""A code span: "the `max` prop" names a prop, it asks for no maximum."""
+_STATES_BOUND = re.compile(
+    r"\b(?:up to|at most|maximum|max|no more than|not more than|exceed\w*|limit\w*|cap(?:s|ped)?|within|"
+    r"minimum|min|at least|no less than|not less than|or (?:more|less|longer|shorter|fewer|above|below)|"
+    r"only|must|highest|lowest|longest|shortest|largest|smallest|under|below|above|over|between|range\w*|"
+    r"from|until|till|each|per|every)\b|[≤≥<>~–-]\s*\d|"
+    r"最多|最长|最大|最高|最少|最短|最小|最低|至少|不超过|不超出|超过|超出|上限|下限|以内|以下|以上|之内|内|限|"
+    r"不少于|不低于|不高于|封顶|仅|只|每|满",
+    re.IGNORECASE,
+)
+"""Words stating a bound (up to, at most, within, capped, 不超过, 以内, 至少, 限 …), or a range (10–16)."""
 _STATED_NUMBER = re.compile(
     r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|infinity|unlimited|no limit)\b|无限|不限|"
     r"[二两三四五六七八九十百千]\s*[个次名人天年月周秒倍项条种层页]",
@@ -222,10 +241,31 @@ def code_terms(question: str) -> list[str]:
     return list(dict.fromkeys(t.lower() for t in found if len(t) > 2))
 
 
+_EVERYDAY_NAMES: dict[str, tuple[str, ...]] = {
+    "wifi": ("无线", "wlan"),
+    "wechat": ("微信",),
+    "powerpoint": ("ppt", "幻灯片", "演示文稿"),
+    "iphone": ("苹果手机",),
+}
+"""Everyday product words with humps that Chinese text usually writes in Chinese (WiFi: 无线网络)."""
+_HYPHEN_OR_SPACE = re.compile(r"[-\s]+")
+
+
 def absent_code_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
-    """The question's `code_terms` that no evidence item's text (or source name) contains."""
+    """The question's `code_terms` that no evidence item's text (or source name) contains.
+
+    Spelled with or without hyphens and spaces (WiFi: Wi-Fi); an everyday word in `_EVERYDAY_NAMES`
+    is also found by its Chinese name.
+    """
     joined = " ".join(f"{e.source} {e.text}" for e in evidence).lower()
-    return [t for t in code_terms(question) if t not in joined]
+    unhyphenated = _HYPHEN_OR_SPACE.sub("", joined)
+
+    def present(term: str) -> bool:
+        if term in joined or _HYPHEN_OR_SPACE.sub("", term) in unhyphenated:
+            return True
+        return any(name in joined for name in _EVERYDAY_NAMES.get(_HYPHEN_OR_SPACE.sub("", term), ()))
+
+    return [t for t in code_terms(question) if not present(t)]
 
 
 def _squash(text: str) -> str:
@@ -469,30 +509,43 @@ class AnswerabilityModel:
             return Decision(False, p, self.threshold, signals, rule=f"no retrieved passage mentions {pairs}")
         if kind in REQUIRED_TYPES:
             quoted = [] if signals["type_missing"] else would_quote(question, evidence)
-            if not any(holds_type(kind, unit) for unit in quoted):
-                rule = f"no retrieved sentence holds the asked-for {kind}"
-                return Decision(False, p, self.threshold, signals, rule=rule)
-            subjects = subject_names(question)
-            if subjects and not any(holds_type(kind, u) for u in units_about(subjects, quoted, evidence)):
-                listed = " or ".join(f"'{name}'" for name in subjects)
-                rule = f"no retrieved sentence about {listed} holds the asked-for {kind}"
-                return Decision(False, p, self.threshold, signals, rule=rule)
-            if (
-                kind == "default"
-                and _ASKS_NUMBER.search(question)
-                and not any(holds_type("default", unit) and _STATED_NUMBER.search(unit) for unit in quoted)
-            ):
-                rule = "no retrieved sentence states a default number"
-                return Decision(False, p, self.threshold, signals, rule=rule)
-            measure = asked_measure(question) if kind in ("number", "count") else None
-            if measure is not None and not any(holds_measure(question, unit) for unit in quoted):
-                rule = f"no retrieved sentence holds a number of '{measure}'"
+            rule = type_rule(question, kind, quoted, evidence)
+            if rule:
                 return Decision(False, p, self.threshold, signals, rule=rule)
         return Decision(True, p, self.threshold, signals)
 
     def probability(self, question: str, evidence: Sequence[Evidence]) -> float:
         """Probability that `evidence` answers `question` (0 by rule: no content terms, another script)."""
         return self.decide(question, evidence).probability
+
+
+def type_rule(question: str, kind: str, quoted: Sequence[str], evidence: Sequence[Evidence]) -> str | None:
+    """Why the `quoted` units do not give the required type `kind` that `question` asks for, or None.
+
+    In order: no unit holds the type; none from a passage naming the Chinese question's Latin subject
+    (`subject_names`); a default asked as a number is stated without one; a count in a measure word
+    (几层) has no number of that thing; a bound asked for (maximum, 最多) is stated as no bound.
+    """
+    if not any(holds_type(kind, unit) for unit in quoted):
+        return f"no retrieved sentence holds the asked-for {kind}"
+    subjects = subject_names(question)
+    if subjects and not any(holds_type(kind, u) for u in units_about(subjects, quoted, evidence)):
+        listed = " or ".join(f"'{name}'" for name in subjects)
+        return f"no retrieved sentence about {listed} holds the asked-for {kind}"
+    if (
+        kind == "default"
+        and _ASKS_NUMBER.search(question)
+        and not any(holds_type("default", unit) and _STATED_NUMBER.search(unit) for unit in quoted)
+    ):
+        return "no retrieved sentence states a default number"
+    measure = asked_measure(question) if kind in ("number", "count") else None
+    if measure is not None and not any(holds_measure(question, unit) for unit in quoted):
+        return f"no retrieved sentence holds a number of '{measure}'"
+    if _ASKS_BOUND.search(_CODE_SPAN.sub(" ", question)) and not any(
+        holds_type(kind, unit) and _STATES_BOUND.search(unit) for unit in quoted
+    ):
+        return f"no retrieved sentence states a limit on the asked-for {kind}"
+    return None
 
 
 @functools.lru_cache(maxsize=4)

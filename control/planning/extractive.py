@@ -241,6 +241,7 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省"),
         re.compile(
             r"\bdefaults?\s*(?:[:=]|to\b|is\b|value|of\b|setting)|\bthe default \w+ (?:is|are)\b|"
+            r"\(default:?\s*[^)\s]|"
             r"\bby default\b|\bdefaulting to\b|"
             r"默认(?:值|为|是|的|情况下|设置|会|将|\*{0,2}\s*[:：]|\s*`)|缺省(?:值|为|是|[:：])|"
             r"默认[\u4e00-\u9fff]{1,4}?(?:为|是)\s*\S",

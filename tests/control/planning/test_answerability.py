@@ -144,6 +144,38 @@ class TestModel:
         leave = ev(5, "Annual leave: 12 working days in your first year.", 0.8, 0.9)
         assert model.decide("How many days of annual leave does Northwind give?", [leave]).answerable
 
+    def test_a_bound_asked_for_needs_a_bound_stated(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        comfort = ev(1, "Comfort mode holds the temperature you set (default 21 °C).", 0.8, 0.9)
+        refused = model.decide("What is the maximum temperature I can set?", [comfort])
+        assert not refused.answerable
+        assert refused.rule == "no retrieved sentence states a limit on the asked-for number"
+        periods = ev(2, "You can store up to 6 schedule periods per day.", 0.8, 0.9)
+        assert model.decide("What is the maximum number of schedule periods per day?", [periods]).answerable
+        devices = ev(3, "个人手机可以连接 SH-Staff，但每人最多登记 3 台设备。", 0.8, 0.9)
+        assert model.decide("一个人最多能连几台设备？", [devices]).answerable
+        # a superlative of a thing is no bound, nor is a prop named `max`
+        peak = ev(4, "世界最高的山峰珠穆朗玛峰海拔 8848 米。", 0.8, 0.9)
+        assert model.decide("世界最高的山峰海拔多少米？", [peak]).answerable
+        keep = ev(5, "KeepAlive caches 10 instances when `max` is 10.", 0.8, 0.9)
+        assert model.decide("How many instances does KeepAlive cache when `max` is 10?", [keep]).answerable
+
+    def test_a_default_in_brackets_is_stated(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        comfort = ev(1, "Comfort mode holds the temperature you set (default 21 °C).", 0.8, 0.9)
+        assert model.decide("What's the default comfort temperature?", [comfort]).answerable
+
+    def test_an_everyday_word_with_humps_may_be_written_in_chinese(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        guest = ev(1, "访客无线网络为 SH-Guest，密码每周一更新，张贴在前台。", 0.8, 0.9)
+        assert model.decide("访客 WiFi 密码在哪里看？", [guest]).answerable
+        hyphen = ev(2, "The guest Wi-Fi password changes every Monday.", 0.8, 0.9)
+        assert model.decide("When does the guest WiFi password change?", [hyphen]).answerable
+        # an identifier stays required: `.sync` is not "sync"
+        lazy = ev(3, "Add the `lazy` modifier to sync after change events.", 0.8, 0.9)
+        refused = model.decide("What does the `.sync` modifier become?", [lazy])
+        assert not refused.answerable and refused.rule == "no retrieved passage mentions '.sync'"
+
     def test_the_asked_for_type_must_be_in_what_is_quoted(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
         delay = ev(
