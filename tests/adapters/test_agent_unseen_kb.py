@@ -1,9 +1,10 @@
 """The offline agent over a small knowledge base no protocol, weight or rule was fitted on.
 
-Four pages (two English, two Chinese) of an invented company, written to check the answer-or-refuse
-decision on documents it has not seen. Each case is one pattern found that way: a value stated with
-a hyphen ("27-inch"), a floor as 一楼, a price asked where only a floor number is stated, a count
-asked in a measure word the pages do not count in, a brand no page names, and a closing.
+Five pages (three English, two Chinese) of an invented company and a product manual, written to
+check the answer-or-refuse decision on documents it has not seen. Each case is one pattern found that
+way: a value stated with a hyphen ("27-inch"), a floor as 一楼, a price asked where only a floor number
+is stated, a count asked in a measure word the pages do not count in, a brand no page names, a
+default in brackets, a maximum asked where only a default is stated, a chatty opener, and a closing.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def agent(tmp_path_factory: pytest.TempPathFactory, haygraph_cache_dir: Path) ->
         ("出差的餐补一天多少钱？要发票吗？", "80 元"),
         ("快递柜在几楼？", "一楼"),  # a floor in a numeral and 楼
         ("大会议室最多能坐多少人？", "20 人"),
+        ("What's the default comfort temperature?", "21 °C"),  # "(default 21 °C)"
+        ("um, how long does the battery keep my schedules during a power cut?", "48 hours"),
     ],
 )
 def test_answered_with_the_stated_value(agent: Agent, question: str, stated: str) -> None:
@@ -56,6 +59,11 @@ def test_answered_with_the_stated_value(agent: Agent, question: str, stated: str
         ("彩色打印每页多少钱？", "no retrieved sentence holds the asked-for price"),
         ("笔记本电脑是什么品牌？", None),  # no page names a brand
         ("What is the hotel limit per night in Munich?", None),
+        # only a default is stated, no bound
+        (
+            "What is the maximum temperature I can set?",
+            "no retrieved sentence states a limit on the asked-for number",
+        ),
     ],
 )
 def test_refused(agent: Agent, question: str, rule: str | None) -> None:
