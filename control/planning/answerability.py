@@ -63,7 +63,9 @@ from haygraph.control.planning.extractive import (
     answer_units,
     asked_measure,
     asked_type,
+    chunk_units,
     extractive_answer,
+    heading_names,
     holds_measure,
     holds_type,
     question_terms,
@@ -337,6 +339,13 @@ def unit_signals(
     best = ranked[0][1] if ranked else 0.0
     kind = asked_type(question)
     missing = kind is not None and not any(holds_type(kind, u) for u, share in ranked if share > 0)
+    if missing and kind == "flag":  # a name asked for may be the heading the unit sits under
+        missing = not any(
+            heading_names(unit.heading or (e.heading_path[-1] if e.heading_path else ""))
+            and term_share(q_terms, unit.text) > 0
+            for e in top
+            for unit in chunk_units(e.text)
+        )
     return {"unit_coverage": best, "type_missing": 1.0 if missing else 0.0, **meaning}
 
 
@@ -347,12 +356,16 @@ def units_by_share(q_terms: dict[str, float], top: Sequence[Evidence]) -> list[t
 
 
 def subject_names(question: str) -> list[str]:
-    """The Latin names a Chinese question is about ("Teleport 的 to 属性…" → teleport), lowercased.
+    """The names a question is about, lowercased.
 
-    Three letters or more; none for an English question (its capitalised words are often the company or
-    product every page is about, and not always written out where the answer is).
+    A Chinese question's Latin terms of three letters or more ("Teleport 的 to 属性…" → teleport); an
+    English question's identifiers (`code_terms`: "the minimum delay of nextTick" → nexttick), not its
+    capitalised words (often the company or product every page is about, and not always written out
+    where the answer is).
     """
-    if not _CJK.search(question) or _LATIN.search(question_text(question)) is None:
+    if not _CJK.search(question):
+        return code_terms(question)
+    if _LATIN.search(question_text(question)) is None:
         return []
     return [t.lower() for t in dict.fromkeys(_LATIN_TERM.findall(question_text(question))) if len(t) >= 3]
 

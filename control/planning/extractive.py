@@ -181,13 +181,15 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\b(?:flag|option|command) (?:do|should) i\b|"
             r"\bwhich (?:\w+ )?(?:function|composable|hook|directive|macro)s?\b|"
             r"哪个(?:参数|选项|命令|开关|配置项)|哪条命令|什么(?:参数|选项|命令|开关)|用什么命令|"
-            r"(?:哪个|哪些|什么|哪一个)(?:函数|钩子|指令|宏|API|api)"
+            r"(?:哪个|哪些|什么|哪一个)[\u4e00-\u9fff]{0,4}?(?:函数|钩子|指令|宏|API|api)"
         ),
         re.compile(r"`[^`]+`|(?<![\w-])--?[A-Za-z][\w-]*|^\s*\$\s"),
     ),
     "duration": (
         re.compile(
-            r"\bhow long\b|\bhow much time\b|\bhow many (?:working |calendar |business )?"
+            r"\bhow long\b|\bhow much time\b|"
+            r"\bin (?:milliseconds|seconds|minutes|hours|days|weeks|months|years)\b|"
+            r"\bhow many (?:working |calendar |business )?"
             r"(?:days|weeks|months|hours|years|minutes|seconds|milliseconds)\b|多久|多长时间|几天|几周|几个月|几年(?![级度])|几(?:个)?(?:小时|钟头|分钟|星期|工作日)|"
             r"多少(?:个)?(?:天|小时|分钟|秒|毫秒|周|个月|年)"
         ),
@@ -267,7 +269,7 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "number": (
         re.compile(
-            r"\bhow (?:many|much)\b|\bwhat (?:percentage|amount|number)\b|\bmaximum\b|\blimit\b|"
+            r"\bhow (?:many|much)\b|\bwhat (?:percentage|amount|number)\b|\bmaximum\b|\bminimum\b|\blimit\b|"
             r"\b(?:largest|highest|biggest|smallest|lowest|maximum|minimum) (?:number|value|count)\b|多少|几|"
             r"(?:年龄|年纪|岁数)多大|多大(?:年纪|岁数)"
         ),
@@ -519,6 +521,33 @@ def candidate_idf(query_terms: dict[str, float], sentences: list[str]) -> dict[s
     }
 
 
+_IDENTIFIER_HEADING = re.compile(
+    r"\s*((?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*(?:\(\))?|<[A-Z][\w-]*>|v-[a-z-]+)\s*$"
+)
+_CAMEL_HUMP = re.compile(r"[a-z][A-Z]|[A-Z][a-z]+[A-Z]")
+_HTML_TAG = re.compile(r"<[a-z][^>]*>|</[a-z][^>]*>|\{#[^}]*\}")
+"""Lowercase HTML tags in a heading (a version badge, <sup …/>) and {#anchor}s; <KeepAlive> is a name."""
+
+
+def heading_names(title: str) -> list[str]:
+    """The names a heading defines: its code spans, or the heading itself when it is one identifier.
+
+    An API reference titles each entry with its name ("onBeforeUnmount()", "app.mount()",
+    "beforeCreate", "v-model", "<KeepAlive>"): an identifier with humps, a dot, call parentheses, a
+    component tag or a directive — a plain word ("Installation") names nothing.
+    """
+    spans = _CODE_SPAN.findall(title)
+    if spans:
+        return spans
+    whole = _IDENTIFIER_HEADING.fullmatch(_HTML_TAG.sub(" ", title))
+    if whole is None:
+        return []
+    name = whole.group(1)
+    if "(" in name or "." in name or name.startswith(("<", "v-")) or _CAMEL_HUMP.search(name):
+        return [name]
+    return []
+
+
 def _quoted_units(
     units: list[AnswerUnit], kind: str | None, heading: str = ""
 ) -> list[tuple[str, tuple[int, ...]]]:
@@ -537,13 +566,14 @@ def _quoted_units(
     for pos, unit in enumerate(units):
         nxt = units[pos + 1] if pos + 1 < len(units) else None
         title = unit.heading or heading
-        names = _CODE_SPAN.findall(title) if kind == "flag" else []
+        names = heading_names(title) if kind == "flag" else []
         if (
             names
             and not any(name in unit.text for name in names)
             and len(title) + 2 + len(unit.text) <= MAX_UNIT_CHARS
         ):
-            quotes.append((labelled(title, unit.text), (pos,)))
+            label = title if _CODE_SPAN.search(title) else f"`{title.strip()}`"
+            quotes.append((labelled(label, unit.text), (pos,)))
         elif (
             kind is not None
             and nxt is not None

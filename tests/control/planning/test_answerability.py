@@ -160,6 +160,16 @@ class TestModel:
         keep = ev(5, "KeepAlive caches 10 instances when `max` is 10.", 0.8, 0.9)
         assert model.decide("How many instances does KeepAlive cache when `max` is 10?", [keep]).answerable
 
+    def test_an_english_questions_identifier_must_be_where_the_type_is(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        transition = ev(
+            1, "Set an explicit transition duration of 500 milliseconds with `duration`.", 0.8, 0.9
+        )
+        tick = ev(2, "nextTick waits for the next DOM update flush.", 0.6, 0.5)
+        refused = model.decide("What is the minimum delay of nextTick in milliseconds?", [transition, tick])
+        assert not refused.answerable
+        assert refused.rule == "no retrieved sentence about 'nexttick' holds the asked-for duration"
+
     def test_a_default_in_brackets_is_stated(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
         comfort = ev(1, "Comfort mode holds the temperature you set (default 21 °C).", 0.8, 0.9)

@@ -9,6 +9,7 @@ from haygraph.control.planning.extractive import (
     asked_time_unit,
     asked_type,
     extractive_answer,
+    heading_names,
     holds_measure,
     holds_type,
     insufficient_message,
@@ -394,6 +395,9 @@ class TestAskedTypesAdded:
         assert asked_type("Which function defines an async component?") == "flag"
         assert asked_type("异步组件用哪个函数来定义？") == "flag"
         assert asked_type("自定义指令有哪些钩子？") == "flag"
+        assert asked_type("组件卸载之前会调用哪个生命周期钩子？") == "flag"
+        assert asked_type("What is the minimum delay of nextTick in milliseconds?") == "duration"
+        assert asked_type("What is the minimum order value?") == "number"
         assert holds_type("flag", "Vue 提供了 `defineAsyncComponent` 方法。")
         # 大小写 is letter case, not a size
         assert asked_type("组件的 props 名字应该用什么大小写？") != "size"
@@ -552,6 +556,32 @@ class TestUnitsThatCarryTheAnswer:
         assert result.answer.startswith(
             "Reranking can be turned off. Use `--no-rerank` for that. [cli.md::opts]"
         )
+
+    def test_a_name_asked_for_is_the_identifier_heading_the_unit_sits_under(self) -> None:
+        chunk = (
+            "## onBeforeUnmount() {#onbeforeunmount}\n\n"
+            "Registers a hook to be called right before a component instance is to be unmounted.\n"
+        )
+        result = extractive_answer(
+            "Which lifecycle hook is called right before a component is unmounted?", [ev("api.md::h", chunk)]
+        )
+        assert result is not None
+        assert result.answer.startswith("`onBeforeUnmount()`: Registers a hook to be called right before")
+        zh = "## onBeforeUnmount() {#onbeforeunmount}\n\n注册一个钩子，在组件实例被卸载之前调用。\n"
+        answer = extractive_answer("组件卸载之前会调用哪个生命周期钩子？", [ev("zh.md::h", zh)])
+        assert answer is not None and answer.answer.startswith("`onBeforeUnmount()`: 注册一个钩子")
+
+    def test_heading_names(self) -> None:
+        assert heading_names("onBeforeUnmount() {#onbeforeunmount}") == ["onBeforeUnmount()"]
+        assert heading_names("app.mount()") == ["app.mount()"]
+        assert heading_names("beforeCreate") == ["beforeCreate"]
+        assert heading_names("<KeepAlive>") == ["<KeepAlive>"]
+        assert heading_names("`<Teleport>`") == ["<Teleport>"]
+        assert heading_names('useTemplateRef() <sup class="vt-badge" data-text="3.5+" />') == [
+            "useTemplateRef()"
+        ]
+        assert heading_names("Installation") == []  # a plain word names nothing
+        assert heading_names("2. Your first day") == []
 
     def test_quoted_units_are_readable_and_the_evidence_is_unchanged(self) -> None:
         # a source with markup; the chunk is source[120:...] and must stay exactly that
