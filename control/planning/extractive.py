@@ -153,6 +153,13 @@ _CURRENCY_WORD = (
 after a currency in brackets or a price word ("住宿上限（元/间·晚）: 450", "Price: 12.00", "the fee is 30";
 not "元素", not "a 16kb size cost")."""
 
+_ZH_COUNT = (
+    rf"(?!一\s*[个种套]|几)(?:{ZH_NUMERALS})\s*{ZH_MEASURES}|"
+    r"(?:只|仅|唯|有且仅)(?:有|能有|可以有|能|可)?\s*一\s*[个种位套]"
+)
+"""A number in Chinese words (三年, 十二天, 两个) — not 一个 / 一种, the article "a" of any sentence
+("类似一个 LRU 缓存"), nor 几个 ("several"), unless said as a count: 只有一个, 仅一种."""
+
 ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "count": (
         re.compile(r"\bhow many times\b|\bhow many (?:re)?tries\b|几次|多少次|几遍|多少遍|几回|多少回"),
@@ -274,7 +281,7 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"(?:年龄|年纪|岁数)多大|多大(?:年纪|岁数)"
         ),
         re.compile(
-            rf"\d|\b(?:{EN_NUMERALS})\b|(?:{ZH_NUMERALS})\s*{ZH_MEASURES}|"
+            rf"\d|\b(?:{EN_NUMERALS})\b|{_ZH_COUNT}|"
             r"\b(?:multiple|any number of|unlimited|infinity)\b|多个|任意数量|数量不限|无限",
             re.IGNORECASE,
         ),
@@ -326,10 +333,12 @@ _TITLE_OR_QUOTE = re.compile(r"《[^》]*》|“[^”]*”|「[^」]*」|『[^�
 
 _DEFAULT_ACTION = re.compile(
     r"\bprevent\w*\s+(?:the\s+)?default\w*|\bdefault\s+(?:behaviou?rs?|actions?|events?)\b|"
-    r"(?:阻止|取消|禁止)默认|默认(?:行为|事件|动作)",
+    r"\bdefault\s+(?:slot\s+)?(?:content|slots?|exports?)\b|"
+    r"(?:阻止|取消|禁止)默认|默认(?:行为|事件|动作|内容|插槽|导出)",
     re.IGNORECASE,
 )
-"""The browser's default action ("prevent the default behaviour", 阻止默认行为): not a default value."""
+"""Defaults that are things, not values: the browser's default action ("prevent the default behaviour",
+阻止默认行为), a slot's default content (默认内容, "default slot content"), a default export."""
 
 
 def asked_type(question: str) -> str | None:

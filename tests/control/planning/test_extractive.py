@@ -448,6 +448,19 @@ class TestAskedTypesAdded:
         only = extractive_answer("What does the `max` prop limit?", [chinese])
         assert only is not None and only.evidence_ids == ["zh"]
 
+    def test_a_default_thing_is_no_default_value(self) -> None:
+        assert asked_type("插槽的默认内容怎么写？") != "default"
+        assert asked_type("How do I provide default slot content?") != "default"
+        assert asked_type("插槽的默认值是什么？") == "default"
+
+    def test_one_as_the_article_is_no_number(self) -> None:
+        assert not holds_type("number", "`<KeepAlive>` 的行为类似一个 LRU 缓存。")
+        assert not holds_type("number", "我们推荐使用一种可以复用 Vite 配置的测试框架。")
+        assert not holds_type("number", "下面是几个例子。")  # several
+        assert holds_type("number", "每个组件只有一个根节点。")  # said as a count
+        assert holds_type("number", "共十一个")
+        assert holds_type("number", "笔记本电脑的使用年限为三年。")
+
     def test_the_default_action_is_no_default_value(self) -> None:
         assert asked_type("如何在模板中使用事件修饰符阻止默认行为？") != "default"
         assert asked_type("How do I prevent the default behavior of a form submit?") != "default"
