@@ -581,7 +581,7 @@ def _quoted_units(
             and not any(name in unit.text for name in names)
             and len(title) + 2 + len(unit.text) <= MAX_UNIT_CHARS
         ):
-            label = title if _CODE_SPAN.search(title) else f"`{title.strip()}`"
+            label = title if _CODE_SPAN.search(title) else f"`{names[0]}`"  # without {#anchor} or badge
             quotes.append((labelled(label, unit.text), (pos,)))
         elif (
             kind is not None

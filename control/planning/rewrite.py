@@ -30,7 +30,7 @@ _FILLER_ZH = [
 _TRAILING_ZH = re.compile(r"[啊吧呢吗呀嘛哦哈啦呗]+[\s?？!！。.~～]*$")
 _LEADING_ZH = re.compile(
     r"^(?:好吧|好的|好|嗯+|哦+|噢|呃|额|那么|那个|对了|另外|话说|然后|是这样|是啊|是的|ok|okay)(?:[，,、.。!！~～\s]+|$)"
-    r"|^(?:嗯+|哦+|噢|呃|话说|那么|对了)",
+    r"|^(?:嗯+|哦+|噢|呃|话说|对了)",  # not 那么 unpunctuated: 那么多, 那么长 ("so many", "so long")
     re.IGNORECASE,
 )
 """Discourse markers opening a chatty Chinese question ("好吧，…", "嗯，…", "话说…"): they carry no topic

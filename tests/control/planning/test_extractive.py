@@ -583,6 +583,16 @@ class TestUnitsThatCarryTheAnswer:
         zh = "## onBeforeUnmount() {#onbeforeunmount}\n\n注册一个钩子，在组件实例被卸载之前调用。\n"
         answer = extractive_answer("组件卸载之前会调用哪个生命周期钩子？", [ev("zh.md::h", zh)])
         assert answer is not None and answer.answer.startswith("`onBeforeUnmount()`: 注册一个钩子")
+        # a unit above the chunk's first heading line takes the chunk's heading, without its anchor
+        above = Evidence(
+            id="api.md::m",
+            text="Registers a hook to be called after the component has been mounted.",
+            score=0.8,
+            relevance=0.8,
+            heading_path=["Lifecycle Hooks", "onMounted() {#onmounted}"],
+        )
+        mounted = extractive_answer("Which hook is called after the component has been mounted?", [above])
+        assert mounted is not None and mounted.answer.startswith("`onMounted()`: Registers a hook")
 
     def test_heading_names(self) -> None:
         assert heading_names("onBeforeUnmount() {#onbeforeunmount}") == ["onBeforeUnmount()"]

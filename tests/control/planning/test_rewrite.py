@@ -44,6 +44,8 @@ class TestRewriteQuery:
             ("那个会议室可以订吗", "那个会议室可以订"),
             ("那不勒斯在哪个国家？", "那不勒斯在哪个国家"),
             ("好几天没发工资了怎么办", "好几天没发工资了怎么办"),
+            ("那么多假期怎么休？", "那么多假期怎么休"),  # 那么多 is "so many"
+            ("那么，病假怎么请？", "病假怎么请"),
         ],
     )
     def test_chatty_chinese_openers_and_particles_go(self, text: str, query: str) -> None:
