@@ -68,6 +68,7 @@ from haygraph.control.planning.extractive import (
     heading_names,
     holds_measure,
     holds_type,
+    own_heading,
     question_terms,
     question_text,
     terms,
@@ -263,9 +264,10 @@ def absent_code_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     unhyphenated = _HYPHEN_OR_SPACE.sub("", joined)
 
     def present(term: str) -> bool:
-        if term in joined or _HYPHEN_OR_SPACE.sub("", term) in unhyphenated:
+        bare = _HYPHEN_OR_SPACE.sub("", term)
+        if term in joined or bare in unhyphenated:
             return True
-        return any(name in joined for name in _EVERYDAY_NAMES.get(_HYPHEN_OR_SPACE.sub("", term), ()))
+        return any(name in joined for name in _EVERYDAY_NAMES.get(bare, ()))
 
     return [t for t in code_terms(question) if not present(t)]
 
@@ -341,8 +343,7 @@ def unit_signals(
     missing = kind is not None and not any(holds_type(kind, u) for u, share in ranked if share > 0)
     if missing and kind == "flag":  # a name asked for may be the heading the unit sits under
         missing = not any(
-            heading_names(unit.heading or (e.heading_path[-1] if e.heading_path else ""))
-            and term_share(q_terms, unit.text) > 0
+            heading_names(unit.heading or own_heading(e)) and term_share(q_terms, unit.text) > 0
             for e in top
             for unit in chunk_units(e.text)
         )
@@ -535,9 +536,10 @@ class AnswerabilityModel:
 def type_rule(question: str, kind: str, quoted: Sequence[str], evidence: Sequence[Evidence]) -> str | None:
     """Why the `quoted` units do not give the required type `kind` that `question` asks for, or None.
 
-    In order: no unit holds the type; none from a passage naming the Chinese question's Latin subject
-    (`subject_names`); a default asked as a number is stated without one; a count in a measure word
-    (几层) has no number of that thing; a bound asked for (maximum, 最多) is stated as no bound.
+    In order: no unit holds the type; none from a passage naming the question's subject
+    (`subject_names`: a Chinese question's Latin terms, an English question's identifiers); a default
+    asked as a number is stated without one; a count in a measure word (几层) has no number of that
+    thing; a bound asked for (maximum, 最多) is stated as no bound.
     """
     if not any(holds_type(kind, unit) for unit in quoted):
         return f"no retrieved sentence holds the asked-for {kind}"

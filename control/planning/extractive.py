@@ -538,6 +538,11 @@ _HTML_TAG = re.compile(r"<[a-z][^>]*>|</[a-z][^>]*>|\{#[^}]*\}")
 """Lowercase HTML tags in a heading (a version badge, <sup …/>) and {#anchor}s; <KeepAlive> is a name."""
 
 
+def own_heading(item: Evidence) -> str:
+    """The chunk's own heading (its heading path's last), for units above its first heading line."""
+    return item.heading_path[-1] if item.heading_path else ""
+
+
 def heading_names(title: str) -> list[str]:
     """The names a heading defines: its code spans, or the heading itself when it is one identifier.
 
@@ -636,9 +641,7 @@ def extractive_answer(
     candidates = [
         (rank, positions, text, evidence[rank].id)
         for rank, units in enumerate(chunks)
-        for text, positions in _quoted_units(
-            units, kind, evidence[rank].heading_path[-1] if evidence[rank].heading_path else ""
-        )
+        for text, positions in _quoted_units(units, kind, own_heading(evidence[rank]))
     ]
     contexts = [" ".join([*item.heading_path, item.text]) for item in evidence[:max_evidence]]
     idf = candidate_idf(query_terms, [unit.text for units in chunks for unit in units])
