@@ -61,9 +61,14 @@ CHITCHAT_REPLIES = {
         en="You're welcome. Goodbye, and come back any time you have a question!",
         zh="好的，再见！有问题随时再来问我。",
     ),
+    "ack": Bilingual(
+        en="Okay. Ask me whenever you have another question about the knowledge base.",
+        zh="好的。还有其他问题，随时问我。",
+    ),
 }
 """Replies to chit-chat by kind; none makes a factual claim. "bye" is the closing reply ("thanks, that's
-all", "就这些，谢谢", "bye"): it ends the conversation instead of asking for more."""
+all", "就这些，谢谢", "bye"): it ends the conversation instead of asking for more; "ack" answers an
+acknowledgement alone ("ok", "got it", "好的", "收到")."""
 
 # -- answers from evidence (retrieve route) -------------------------------------------------------------
 

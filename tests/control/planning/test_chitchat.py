@@ -51,7 +51,8 @@ class TestClosings:
         "text",
         ["thanks, and what is the refund policy?", "好的，那报销要多久？", "ok, what is the default timeout?",
          "that's all I know about the VPN, how do I connect?", "谢谢，没有了的话怎么申请报销？",
-         "is that all?", "no more than how many days?", "好"],
+         "is that all?", "no more than how many days?", "I see the error on login, why?", "好用吗",
+         "收到货了吗", "fine", "no"],
     )  # fmt: skip
     def test_questions_after_thanks_or_ok_stay_questions(self, text: str) -> None:
         assert chitchat_kind(text) is None
@@ -62,3 +63,30 @@ class TestClosings:
             "You're welcome. Goodbye, and come back any time you have a question!"
         )
         assert chitchat_reply("就这些，谢谢") == "好的，再见！有问题随时再来问我。"
+
+
+class TestAcknowledgements:
+    @pytest.mark.parametrize(
+        "text",
+        ["ok", "OK.", "okay, great", "got it", "I see", "understood", "great", "好", "好的", "好吧",
+         "好吧！！！", "嗯嗯", "嗯嗯嗯，好吧！！！", "收到", "明白了", "知道了", "懂了", "哦哦", "行",
+         "没问题"],
+    )  # fmt: skip
+    def test_an_acknowledgement_alone_is_not_retrieved(self, text: str) -> None:
+        assert chitchat_kind(text) == "ack"
+        assert route_question(text).route == "answer"
+        assert chitchat_reply(text) == CHITCHAT_REPLIES["ack"].for_question(text)
+
+    def test_ack_replies_in_both_languages(self) -> None:
+        assert chitchat_reply("got it") == (
+            "Okay. Ask me whenever you have another question about the knowledge base."
+        )
+        assert chitchat_reply("好的") == "好的。还有其他问题，随时问我。"
+
+    @pytest.mark.parametrize(
+        ("text", "kind"),
+        [("好的，谢谢", "thanks"), ("ok thanks", "thanks"), ("ok bye", "bye"), ("好的，就这样吧", "bye"),
+         ("没问题了", "bye"), ("你好", "greeting"), ("understood, thanks", "thanks")],
+    )  # fmt: skip
+    def test_any_other_kind_outranks_an_acknowledgement(self, text: str, kind: str) -> None:
+        assert chitchat_kind(text) == kind
