@@ -359,6 +359,9 @@ class HaygraphService:
     async def threads(self, caller: Caller, limit: int = 50) -> list[dict[str, Any]]:
         """The caller's threads, newest first: id, turns, title (the first question), last update.
 
+        The title is the state's `title`; a thread checkpointed before that key existed falls back to
+        its oldest kept question.
+
         Read from the checkpointer's list of checkpoints, keeping the caller's namespace only; a thread
         of another tenant is never listed.
         """
@@ -378,8 +381,10 @@ class HaygraphService:
             values = item.checkpoint.get("channel_values") or {}
             if not values.get("turn"):
                 continue
-            first = next((m for m in values.get("messages") or [] if m.type == "human"), None)
-            title = first.content if first is not None and isinstance(first.content, str) else ""
+            title = values.get("title")
+            if not isinstance(title, str) or not title:
+                first = next((m for m in values.get("messages") or [] if m.type == "human"), None)
+                title = first.content if first is not None and isinstance(first.content, str) else ""
             rows.append(
                 {
                     "thread_id": key[len(prefix) :],

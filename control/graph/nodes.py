@@ -82,6 +82,8 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if check.problem:
         return {**update, "route": "clarify", "clarification": check.problem}
     text = check.text
+    if not state.get("title"):
+        update["title"] = text
     entities = remember_entities(state.get("entities"), text, ctx.history)
     notes: list[str] = []
     plan = _plan(ctx, text, _history(state), entities, update["turn"], notes)

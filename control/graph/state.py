@@ -88,6 +88,10 @@ class State(InputState, total=False):
     summary: str
     """Running summary of the turns folded out of `messages` (kept across turns)."""
 
+    title: str
+    """The thread's first usable message, set by `analyze` on that turn and kept: the thread's name in
+    listings (`messages` loses its first question once the turn is folded into `summary`)."""
+
     route: Route
     """The route chosen by `analyze` for this turn."""
 

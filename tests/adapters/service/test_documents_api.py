@@ -277,6 +277,15 @@ class TestThreadsEvidenceHeaders:
         row = next(t for t in mine if t["thread_id"] == "list-a")
         assert row["title"] == question and row["turns"] == 1
 
+    def test_a_thread_keeps_its_first_question_as_title_after_folding(self, client: httpx.Client) -> None:
+        first = "What is the per diem for business travel?"
+        for text in [first, "ok", "Who approves expense claims?", "got it", "thanks"]:
+            client.post("/v1/ask", headers=HEADERS["A"], json={"question": text, "thread_id": "fold-a"})
+        row = next(
+            t for t in client.get("/v1/threads", headers=HEADERS["A"]).json() if t["thread_id"] == "fold-a"
+        )
+        assert row["turns"] == 5 and row["title"] == first
+
     def test_evidence_with_a_highlighted_quote(self, client: httpx.Client) -> None:
         result = ask(client, "A", "What is the per diem for business travel?")
         chunk = result["evidence_ids"][0]
