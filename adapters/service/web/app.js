@@ -336,7 +336,11 @@ function showFailure(error, item = null) {
 function refusalReason(result) {
   const reasons = [];
   const decision = result.decision;
-  if (decision && decision.answerable === false && typeof decision.probability === "number") {
+  // a rule after the model may refuse a confident answer: then only the rule is the reason
+  if (
+    decision && decision.answerable === false && typeof decision.probability === "number" &&
+    decision.probability < Number(decision.threshold)
+  ) {
     reasons.push(t("reasonConfidence", { p: decision.probability.toFixed(2), th: Number(decision.threshold).toFixed(2) }));
   }
   if (decision && decision.rule) reasons.push(t("reasonRule", { rule: decision.rule }));

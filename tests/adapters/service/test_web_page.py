@@ -222,6 +222,14 @@ class TestChat:
         expect(refusal.locator(".reason").first).to_contain_text("is below the threshold")
         assert item.locator(".error").count() == 0 and item.locator("a.cite").count() == 0
 
+    def test_a_refusal_by_a_rule_is_not_called_low_confidence(self, page_a: Any) -> None:
+        # the model is confident (p ~0.8) but no quoted sentence holds a number of grades
+        item = ask(page_a, "绩效结果分几个等级？")
+        assert item.get_attribute("data-status") == "insufficient_evidence"
+        reasons = item.locator(".refusal .reason").all_inner_texts()
+        assert any(r.startswith("Rule: no retrieved sentence holds a number of") for r in reasons), reasons
+        assert not any("below the threshold" in r for r in reasons), reasons
+
     def test_keyboard_only(self, page_a: Any) -> None:
         page_a.get_by_role("tab", name="Chat").focus()
         page_a.keyboard.press("ArrowRight")
