@@ -4,7 +4,7 @@ List and dict fields that several nodes write have reducers. A conversation thre
 state across turns (checkpointer), so every per-turn field is reset by `analyze`, the entry node of
 every turn: fields with reducers are reset with `langgraph.types.Overwrite`, plain fields are simply
 written again. What survives between turns is only `messages` (the last turns, bounded by
-`generate`), `summary` and `entities`.
+`generate`), `summary`, `entities`, `turn` (the count) and `title` (the first question).
 """
 
 from __future__ import annotations
