@@ -16,10 +16,23 @@ class QuestionCheck(BaseModel):
     problem: str | None = None
 
 
+_FULL_WIDTH_ALNUM = {
+    **{0xFF10 + i: 0x30 + i for i in range(10)},
+    **{0xFF21 + i: 0x41 + i for i in range(26)},
+    **{0xFF41 + i: 0x61 + i for i in range(26)},
+}
+"""Full-width digits and Latin letters (ＯＫ, １２, ＶＰＮ) and their ASCII forms."""
+
+
 def clean_text(text: str) -> str:
-    """Drop control/format characters (tabs and newlines become spaces) and collapse whitespace."""
+    """Drop control/format characters (tabs and newlines become spaces) and collapse whitespace.
+
+    Full-width digits and Latin letters, which a Chinese input method types in its full-width mode
+    ("ＶＰＮ怎么连？", "年假有１２天吗", "ＯＫ"), become their ASCII forms, as the documents and
+    every word list write them; full-width punctuation (，？：) stays, as Chinese text writes it.
+    """
     chars = []
-    for ch in text:
+    for ch in text.translate(_FULL_WIDTH_ALNUM):
         if ch in "\t\n\r\x0b\x0c":
             chars.append(" ")
         elif unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co"):

@@ -73,7 +73,7 @@ def test_refused(agent: Agent, question: str, rule: str | None) -> None:
         assert result["decision"]["rule"] == rule
 
 
-@pytest.mark.parametrize("closing", ["thanks, that's all", "好的，谢谢"])
+@pytest.mark.parametrize("closing", ["thanks, that's all", "好的，谢谢", "ＯＫ，ｔｈａｎｋｓ"])
 def test_closings_are_chit_chat(agent: Agent, closing: str) -> None:
     result = agent.ask(closing, thread_id=closing)
     assert result["status"] == "completed" and result["route"] != "retrieve"

@@ -9,6 +9,12 @@ class TestCheckQuestion:
     def test_clean_text(self) -> None:
         assert clean_text("  what\x00 is\tthe\n\npolicy\u200b ") == "what is the policy"
 
+    def test_full_width_letters_and_digits_become_ascii(self) -> None:
+        # a Chinese input method's full-width mode: the documents write VPN and 12
+        assert clean_text("ＶＰＮ怎么连？年假有１２天吗") == "VPN怎么连？年假有12天吗"
+        assert clean_text("ｏｋ，谢谢") == "ok，谢谢"  # full-width punctuation stays
+        assert check_question("ＯＫ", 10).text == "OK"
+
     def test_ok_question(self) -> None:
         check = check_question("What's the policy? 政策", 2000)
         assert (check.text, check.problem) == ("What's the policy? 政策", None)
