@@ -238,11 +238,11 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(
             r"\bwhen(?:'s| (?:is|are|was|were|do|does|did|will|would|can|could|should|must|shall|may|"
             r"might|has|have|had)\b)|\bwhen\s*[?？]|\b(?:by|until|till|since|from) when\b|"
-            r"\bwhat (?:date|day)\b|什么时候|何时|哪天|几号|日期"
+            r"\bwhat (?:date|day)\b|\b(?:what|which) dates\b|\bwhich days?\b|什么时候|何时|哪天|几号|日期"
         ),
         re.compile(
             r"\b\d{1,2}:\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
-            r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|\d+\s*[月日号点]|\b\d{4}\b",
+            r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|\d+\s*[月日号点]|\b\d{4}\b",
             re.IGNORECASE,
         ),
     ),
@@ -316,7 +316,8 @@ version", 哪个版本) by 3.2, v3 or 3.x; a flag or command name ("which flag�
 or a ``--flag``; a size ("how big", "how many kb", 多大, 大小) by a number with a data or physical
 unit (MB, 平方米, seats, a 27-inch screen) — checked before the date, so the "when" of "how many kb …
 when X is false" does not make it a date question (nor does any "when" that joins a clause, "the
-hotel limit when I travel": a date is asked by "when is/do/can …", "by when"); a price ("how much
+hotel limit when I travel": a date is asked by "when is/do/can …", "by when", "which dates", "which day",
+held by a date, a year, a month or a weekday, "Tuesdays" too); a price ("how much
 does … cost", 多少钱) by an amount of money (a number with a currency beside it or in the unit's
 table header, a percentage of a price, or "free"/免费), not by any number (15 层 is no price); a
 default value ("default", 默认) by the word stating a value or behaviour ("Defaults to 30",

@@ -514,6 +514,13 @@ class TestAskedTypesAdded:
         assert asked_type("会议室最长能订几个小时？") == "duration"
         assert asked_type("他读几年级？") != "duration"
         assert asked_type("几月几号放假？") == "date"
+
+    def test_which_dates_and_which_days_ask_for_dates(self) -> None:
+        assert asked_type("Which dates are the National Day holidays in 2026?") == "date"
+        assert asked_type("Which days can I work from home?") == "date"
+        assert asked_type("What dates is the office closed?") == "date"
+        assert asked_type("How many days off do I get?") != "date"  # a number of days, not a date
+        assert holds_type("date", "Remote work is possible on Tuesdays and Thursdays.")
         rooms = ev(
             "r",
             "周期性会议的预订最长 3 个月，到期后须重新预订。\n\n"
