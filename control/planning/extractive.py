@@ -676,6 +676,8 @@ def extractive_answer(
             # in the question's language (a bilingual set states the same rule on both pages)
             if chosen and _chinese(sentence) != asked_in_chinese:
                 continue
+            if chosen and asked_in_chinese and _names_a_sibling(query, sentence):
+                continue
             if sentence not in seen and not spots & covered and (not chosen or own >= OWN_SHARE * best_own):
                 seen.add(sentence)
                 covered |= spots
@@ -683,6 +685,13 @@ def extractive_answer(
     answer = " ".join(f"{sentence} [{ev_id}]" for sentence, ev_id in _without_repeated_leads(chosen))
     ids = list(dict.fromkeys(ev_id for _sentence, ev_id in chosen))
     return ExtractiveAnswer(answer=answer, evidence_ids=ids, units=[sentence for sentence, _id in chosen])
+
+
+def _names_a_sibling(query: str, sentence: str) -> bool:
+    """Whether a further unit speaks of another member of a kind the question asks about (事假 for 年假)."""
+    from haygraph.control.planning.meaning import sibling_nouns
+
+    return bool(sibling_nouns(query, sentence))
 
 
 def _chinese(text: str) -> bool:

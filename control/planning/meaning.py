@@ -22,6 +22,7 @@ weights fitted without them.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -177,6 +178,54 @@ def contrasted_words(
         if siblings:
             found.append((word, siblings[0]))
     return found
+
+
+_NOT_A_NOUN = re.compile(r"[几多什么哪怎谁吗呢是有的了在和与及或也都就还又被把给对从到为以]")
+"""Characters no two-character noun of a question holds (question words and function characters)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _nouns(text: str) -> frozenset[str]:
+    """The two-character Chinese nouns of `text` (jieba's ``n`` tags)."""
+    import jieba.posseg
+
+    return frozenset(
+        p.word for p in jieba.posseg.lcut(text) if len(p.word) == 2 and CJK.match(p.word[0]) and p.flag == "n"
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _asked_pairs(asked: str) -> frozenset[str]:
+    """The two-character words of a question, as jieba cuts it, without question or function characters.
+
+    Pairs of single characters it cuts apart count too (年 / 假 in 年假有几天: its dictionary lacks 年假).
+    """
+    import jieba
+
+    pairs: set[str] = set()
+    for run in CJK_RUN.findall(asked):
+        cut = jieba.lcut(run)
+        pairs.update(w for w in cut if len(w) == 2)
+        pairs.update(a + b for a, b in itertools.pairwise(cut) if len(a) == len(b) == 1)
+    return frozenset(p for p in pairs if not _NOT_A_NOUN.search(p))
+
+
+def sibling_nouns(question: str, unit: str) -> list[str]:
+    """The nouns of `unit` that name another member of a kind the question asks about.
+
+    A two-character noun of the unit (事假, 晚餐) whose head, its second character, closes a
+    two-character word of the question (年假, 午餐) with another first character, when the unit never
+    names the question's pair and the question never names the noun: "事假 … 不超过 10 天" speaks of
+    another leave than "年假有几天". The question's side is its two-character words and the pairs of
+    single characters jieba cuts apart (`_asked_pairs`), since jieba's dictionary lacks some nouns.
+    """
+    asked = question_text(question)
+    pairs = {p for p in _asked_pairs(asked) if p not in unit}
+    if not pairs:
+        return []
+    return sorted(
+        w for w in _nouns(unit) if w not in asked and any(w[1] == p[1] and w[0] != p[0] for p in pairs)
+    )
 
 
 NAME_FLAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz"})

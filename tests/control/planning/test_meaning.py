@@ -8,6 +8,7 @@ import pytest
 
 from haygraph.control.evidence import Evidence
 from haygraph.control.planning.answerability import AnswerabilityModel, Decision, shipped_model
+from haygraph.control.planning.extractive import extractive_answer
 from haygraph.control.planning.meaning import (
     COSINE_CEIL,
     COSINE_FLOOR,
@@ -19,6 +20,7 @@ from haygraph.control.planning.meaning import (
     missing_share,
     missing_words,
     scaled_cosine,
+    sibling_nouns,
 )
 
 
@@ -126,6 +128,30 @@ class TestContrastedWords:
         assert contrasted_words("薪资什么时候发放", pay, pay, close) == []  # as close as a synonym
         far = VectorsByWord({"薪资": [1.0, 0.0], "工资": [0.9, math.sqrt(1 - 0.81)]})
         assert contrasted_words("薪资什么时候发放", pay, pay, far) == [("薪资", "工资")]
+
+
+class TestSiblingNouns:
+    LEAVE = "事假为无薪假，按日扣除基本工资。每年累计事假原则上不超过 10 天；"
+
+    def test_a_unit_on_another_leave_names_a_sibling(self):
+        # jieba cuts 年假 apart (年 / 假): the question's single characters still pair up
+        assert sibling_nouns("年假有几天？", self.LEAVE) == ["事假"]
+        assert sibling_nouns("周末晚餐补贴是多少", "工作日午餐补贴为每人每天 30 元。") == ["午餐"]
+
+    def test_no_sibling_when_the_unit_names_the_asked_thing_or_the_question_names_both(self):
+        assert sibling_nouns("年假有几天？", "年假未休完的，应先使用年假，再请事假。") == []
+        assert sibling_nouns("事假和年假有什么区别？", self.LEAVE) == []
+        # a word pair across a word boundary is no noun: 加班 / 工资 holds no 班工 for 员工 to mirror
+        assert sibling_nouns("周末加班工资怎么算？", "员工离职时，未使用的调休按小时工资的 200% 折算。") == []
+
+    def test_extractive_answer_skips_a_further_unit_on_a_sibling(self):
+        leave = Evidence(
+            id="l",
+            score=1.0,
+            text="\n\n".join(["年假最小单位为半天。", self.LEAVE, "年假天数以英文《Leave Policy》为准。"]),
+        )
+        answer = extractive_answer("年假有几天？", [leave])
+        assert answer is not None and "事假" not in answer.answer and "Leave Policy" in answer.answer
 
 
 class TestMeaningSignals:
