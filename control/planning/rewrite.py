@@ -61,8 +61,11 @@ def _strip_leading_zh(text: str) -> str:
 _DEMONSTRATIVE = frozenset("些个样里边天年时种么儿位次份会段条家本张件批")
 """What follows 那 when it means "that" (那些, 那个, 那年, 那时 …), not "so"."""
 
-_FUNCTION_CHARS = frozenset("的了是在和与及或也都就还又被把给对从到为以我你他她它们不没很才去来吗呢吧啊呀")
-"""Characters that do not continue a noun: after 那年 / 那天 they leave the demonstrative reading."""
+_FUNCTION_CHARS = frozenset(
+    "的了是在和与及或也都就还又被把给对从到为以我你他她它们不没很才去来吗呢吧啊呀能会要可该得想应需请有让用做怎多几哪谁什"
+)
+"""Characters that do not continue a noun — function words, pronouns, modal and common verbs, question
+words: after 那天 / 那年 they leave the demonstrative reading (那天 / 能请假吗, 那次 / 有问题吗)."""
 
 
 def _glued_noun(text: str) -> bool:
@@ -70,7 +73,8 @@ def _glued_noun(text: str) -> bool:
 
     jieba cuts 那年假 as 那年 / 假 ("that year"), where it means "so, annual leave". Glued: the piece
     after 那年 / 那天 is a single content character (那年 / 假, 那天 / 数) or a word jieba only made
-    up (那年 / 假要); not a word of its dictionary (那年 / 夏天) or a function character (那天 / 是).
+    up (那年 / 假要); not a word of its dictionary (那年 / 夏天), nor a piece that starts with a
+    function, modal or question character (那天 / 是, 那天 / 能, 那年 / 会发).
     """
     import jieba
 
@@ -78,9 +82,9 @@ def _glued_noun(text: str) -> bool:
     if len(cut) < 2 or cut[0] != text[:2] or text[1] in "么样些个儿里边":  # 那么多, 那样, 那些: never
         return False
     nxt = cut[1]
-    if len(nxt) == 1:
-        return "\u4e00" <= nxt <= "\u9fff" and nxt not in _FUNCTION_CHARS
-    return len(nxt) == 2 and jieba.dt.FREQ.get(nxt) is None
+    if not "\u4e00" <= nxt[0] <= "\u9fff" or nxt[0] in _FUNCTION_CHARS:
+        return False
+    return len(nxt) == 1 or (len(nxt) == 2 and jieba.dt.FREQ.get(nxt) is None)
 
 
 def _strip_fillers(text: str) -> str:
