@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from haygraph.control.language import words_only
+from haygraph.control.language import CJK, words_only
 from haygraph.control.planning.input_check import clean_text
 
 _FILLER_EN = [
@@ -47,11 +47,11 @@ def _strip_leading_zh(text: str) -> str:
     for _ in range(3):
         before = out
         out = _LEADING_ZH.sub("", out).lstrip(" ,，、")
-        if out.startswith("那") and len(out) > 2 and (out[1] not in _DEMONSTRATIVE or _glued_noun(out)):
+        if out.startswith("那") and len(out) > 2:
             import jieba
 
-            first = next(iter(jieba.cut(out)), "")
-            if len(first) < 3:
+            cut = jieba.lcut(out)
+            if len(cut[0]) < 3 and (out[1] not in _DEMONSTRATIVE or _glued_noun(out, cut)):
                 out = out[1:].lstrip(" ,，、")
         if out == before:
             break
@@ -68,21 +68,20 @@ _FUNCTION_CHARS = frozenset(
 words: after 那天 / 那年 they leave the demonstrative reading (那天 / 能请假吗, 那次 / 有问题吗)."""
 
 
-def _glued_noun(text: str) -> bool:
+def _glued_noun(text: str, cut: list[str]) -> bool:
     """Whether the character after 那 in `text` belongs to what follows it, not to a demonstrative.
 
     jieba cuts 那年假 as 那年 / 假 ("that year"), where it means "so, annual leave". Glued: the piece
     after 那年 / 那天 is a single content character (那年 / 假, 那天 / 数) or a word jieba only made
     up (那年 / 假要); not a word of its dictionary (那年 / 夏天), nor a piece that starts with a
-    function, modal or question character (那天 / 是, 那天 / 能, 那年 / 会发).
+    function, modal or question character (那天 / 是, 那天 / 能, 那年 / 会发). `cut`: jieba's cut of `text`.
     """
     import jieba
 
-    cut = jieba.lcut(text)
     if len(cut) < 2 or cut[0] != text[:2] or text[1] in "么样些个儿里边":  # 那么多, 那样, 那些: never
         return False
     nxt = cut[1]
-    if not "\u4e00" <= nxt[0] <= "\u9fff" or nxt[0] in _FUNCTION_CHARS:
+    if not CJK.match(nxt[0]) or nxt[0] in _FUNCTION_CHARS:
         return False
     return len(nxt) == 1 or (len(nxt) == 2 and jieba.dt.FREQ.get(nxt) is None)
 
