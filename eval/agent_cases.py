@@ -17,6 +17,11 @@ refused).
   other language (``eval/cases/handbook_cross_cases.jsonl``, translated by hand); gold sources and
   answer strings stay in the document's language. Figures are grouped by direction: each case's
   `lang` is its ``direction`` (``en->zh``: an English question over a Chinese document).
+- **Handbook, paraphrased** (`handbook_paraphrase_protocol`): questions over the bundled handbook
+  written later, without looking at the labelled ones, the way employees type them — colloquial, with
+  filler words and synonyms the pages do not use ("how long until I can try again", 多久能拿到,
+  弄丢了要赔多少) — plus near misses (``eval/cases/handbook_paraphrase_cases.jsonl``, tune/test halves).
+  It measures how far the decision fitted on the labelled phrasing carries to other wording.
 - **Real documentation** (`docs_protocol`): hand-written developer questions
   (``eval/cases/docs_cases.jsonl``) over a public project's English and Chinese documentation (the
   Vue docs, kept as a dataset folder beside the other shared datasets: its ``pages/`` is indexed);
@@ -47,6 +52,8 @@ CASES_FILE = CASES_DIR / "handbook_cases.jsonl"
 """The labelled handbook questions (kind, language, expected sources and facts, tune/test split)."""
 CROSS_CASES_FILE = CASES_DIR / "handbook_cross_cases.jsonl"
 """The handbook's tune questions translated into the other language (``x-<id>``, with ``direction``)."""
+PARAPHRASE_CASES_FILE = CASES_DIR / "handbook_paraphrase_cases.jsonl"
+"""Colloquial handbook questions and near misses written after the labelled set (same fields)."""
 DOCS_CASES_FILE = CASES_DIR / "docs_cases.jsonl"
 """The real-documentation questions (same fields as the handbook's, plus ``absent_phrase``)."""
 DOCS_DATASET = "vue-docs"
@@ -208,6 +215,13 @@ def handbook_cross_protocol(handbook: Path) -> AgentProtocol:
     """The handbook's tune cases asked in the other language, grouped by direction (``en->zh``...)."""
     return AgentProtocol(
         "handbook-cross", _labelled_cases(CROSS_CASES_FILE, "all", group="direction"), paths=[handbook]
+    )
+
+
+def handbook_paraphrase_protocol(handbook: Path, part: Part | Literal["all"] = "test") -> AgentProtocol:
+    """The paraphrased (colloquial) handbook cases of `part` over the handbook folder."""
+    return AgentProtocol(
+        "handbook-paraphrase", _labelled_cases(PARAPHRASE_CASES_FILE, part), paths=[handbook]
     )
 
 

@@ -76,12 +76,14 @@ def register(subparsers: Any) -> None:
         help="answer-or-refuse evaluation of the agent (CMRC 2018, SciFact, handbook, real documentation)",
     )
     p.add_argument(
-        "--protocol", required=True, choices=["cmrc", "scifact", "handbook", "handbook-cross", "docs"]
+        "--protocol",
+        required=True,
+        choices=["cmrc", "scifact", "handbook", "handbook-paraphrase", "handbook-cross", "docs"],
     )
     p.add_argument(
         "--dataset",
         help="dataset folder or shared dataset name (default: cmrc2018 / scifact / vue-docs; "
-        "handbook, handbook-cross: bundled)",
+        "handbook, handbook-paraphrase, handbook-cross: bundled)",
     )
     p.add_argument(
         "--part",
@@ -248,6 +250,7 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
         cmrc_protocol,
         docs_protocol,
         handbook_cross_protocol,
+        handbook_paraphrase_protocol,
         handbook_protocol,
         scifact_protocol,
     )
@@ -280,6 +283,8 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
         handbook = Path(args.dataset) if args.dataset else sample_handbook_path()
         if args.protocol == "handbook":
             protocol = handbook_protocol(handbook, part)
+        elif args.protocol == "handbook-paraphrase":
+            protocol = handbook_paraphrase_protocol(handbook, part)
         elif part == "test":
             raise EvalError(
                 "--part test: handbook-cross holds the handbook's tune cases translated; take tune or all"

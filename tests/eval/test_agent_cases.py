@@ -9,6 +9,7 @@ import pytest
 
 from haygraph.eval.agent_cases import (
     cmrc_protocol,
+    handbook_paraphrase_protocol,
     handbook_protocol,
     passage_part,
     scifact_protocol,
@@ -87,6 +88,18 @@ class TestHandbook:
         assert protocol.paths == [sample_handbook_path()]
         test = handbook_protocol(sample_handbook_path(), "test")
         assert 0 < len(test.cases) < len(protocol.cases)
+
+
+class TestHandbookParaphrase:
+    def test_parts_split_the_set_over_the_handbook(self) -> None:
+        whole = handbook_paraphrase_protocol(sample_handbook_path(), "all")
+        tune = handbook_paraphrase_protocol(sample_handbook_path(), "tune")
+        test = handbook_paraphrase_protocol(sample_handbook_path(), "test")
+        assert whole.name == "handbook-paraphrase" and whole.paths == [sample_handbook_path()]
+        assert {c.id for c in tune.cases} | {c.id for c in test.cases} == {c.id for c in whole.cases}
+        assert not {c.id for c in tune.cases} & {c.id for c in test.cases}
+        assert all(c.absent == (not c.gold_sources) for c in whole.cases)
+        assert {c.lang for c in test.cases} == {"en", "zh"}
 
 
 def test_cmrc_distractor_cap_keeps_present_golds(cmrc: Path) -> None:

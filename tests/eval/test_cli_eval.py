@@ -189,6 +189,13 @@ class TestEvalAgentProtocols:
         assert {c.lang for c in protocol.cases} == {"en->zh", "zh->en"}
         assert "handbook-cross: 32 cases" in capsys.readouterr().out
 
+    def test_handbook_paraphrase_takes_a_part(self, tmp_path, asked, capsys):
+        assert self._run(tmp_path, "--protocol", "handbook-paraphrase", "--part", "test") == 0
+        (protocol,) = asked
+        assert protocol.name == "handbook-paraphrase"
+        assert {c.lang for c in protocol.cases} == {"en", "zh"} and any(c.absent for c in protocol.cases)
+        assert f"handbook-paraphrase: {len(protocol.cases)} cases" in capsys.readouterr().out
+
     def test_handbook_cross_refuses_the_test_part(self, tmp_path, asked):
         with pytest.raises(EvalError, match="tune cases"):
             self._run(tmp_path, "--protocol", "handbook-cross", "--part", "test")

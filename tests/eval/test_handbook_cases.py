@@ -197,3 +197,44 @@ class TestHandbookCases:
         for case in CASES:
             if case["kind"] != "order":
                 assert not ORDER_ID.search(case["question"]), case["id"]
+
+
+PARAPHRASE_FILE = REPO / "eval" / "cases" / "handbook_paraphrase_cases.jsonl"
+PARAPHRASES = [
+    json.loads(line) for line in PARAPHRASE_FILE.read_text(encoding="utf-8").splitlines() if line.strip()
+]
+
+
+class TestParaphraseCases:
+    """The colloquial handbook set (``handbook-paraphrase``): same schema and label checks, new wording."""
+
+    def test_schema_ids_and_script(self) -> None:
+        ids = [case["id"] for case in PARAPHRASES]
+        assert len(ids) == len(set(ids)) and not set(ids) & {case["id"] for case in CASES}
+        for case in PARAPHRASES:
+            assert set(case) == CASE_KEYS, case["id"]
+            assert case["kind"] in ("answerable", "unanswerable"), case["id"]
+            assert case["expected_route"] == "retrieve" and case["split"] in ("tune", "test"), case["id"]
+            assert bool(CJK.search(case["question"])) == (case["lang"] == "zh"), case["id"]
+
+    def test_questions_are_new_wording(self) -> None:
+        labelled = {case["question"].strip().lower() for case in CASES}
+        assert not {case["question"].strip().lower() for case in PARAPHRASES} & labelled
+
+    def test_counts_per_kind_language_and_split(self) -> None:
+        counts = Counter((case["kind"], case["lang"]) for case in PARAPHRASES)
+        for lang in ("en", "zh"):
+            assert counts["answerable", lang] >= 20 and counts["unanswerable", lang] >= 8, lang
+        for kind in ("answerable", "unanswerable"):
+            splits = Counter(case["split"] for case in PARAPHRASES if case["kind"] == kind)
+            assert abs(splits["tune"] - splits["test"]) <= 4, (kind, splits)
+
+    def test_labels_point_at_text_that_exists(self) -> None:
+        for case in PARAPHRASES:
+            if case["kind"] == "unanswerable":
+                assert case["expected_sources"] == [] and case["answer_contains"] == [], case["id"]
+                continue
+            assert case["expected_sources"] and case["answer_contains"], case["id"]
+            for source in case["expected_sources"]:
+                for needle in case["answer_contains"]:
+                    assert needle in DOCS[source], (case["id"], source, needle)
