@@ -252,7 +252,7 @@ class CachedDocumentEmbedder:
                     local_files_only=True,
                 )
             elif self.backend == E5_BACKEND:
-                self._embedder = E5Encoder(threads=self.threads)
+                self._embedder = E5Encoder(threads=self.threads, batched_passages=True)
             else:
                 self._embedder = onnx_encoder(self.model, self.backend, self.cache_dir)
         self._embedder.warm_up()
@@ -290,6 +290,8 @@ class CachedDocumentEmbedder:
         similar length.
         """
         missing = [missing[j] for j in length_order([texts[i] for i in missing])]
+        if isinstance(self._embedder, E5Encoder):  # the whole job decides the engine, not each slice
+            self._embedder.plan([texts[i] for i in missing])
         bar = tqdm(total=len(missing), desc="embedding", unit="chunk", disable=not self.progress_bar)
         with bar:
             for start in range(0, len(missing), CACHE_SLICE):

