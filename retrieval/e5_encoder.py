@@ -27,7 +27,7 @@ import numpy as np
 
 from haygraph.retrieval.config import E5_BACKEND, E5_MODEL
 from haygraph.retrieval.errors import ModelUnavailableError
-from haygraph.retrieval.relevance import cjk_share
+from haygraph.retrieval.relevance import cjk_count, cjk_share
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ def estimated_tokens(texts: Sequence[str]) -> int:
     """A rough XLM-R token count: one per Chinese character, one per four other characters."""
     total = 0
     for text in texts:
-        cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff")
+        cjk = cjk_count(text)
         total += cjk + (len(text) - cjk) // 4
     return total
 
@@ -193,17 +193,21 @@ class E5Encoder:
         if not query and not self._planned:
             self.plan(texts)
         if not query and self._batched is not None:
-            return self._batched.encode([_clean(t) for t in texts], batch_size=batch_size)
+            return self._batched.encode(texts, batch_size=batch_size)  # it cleans them as the engine needs
         self.warm_up()
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
-            part = [_clean(t) for t in texts[start : start + batch_size]]
+            part = [clean_text(t) for t in texts[start : start + batch_size]]
             vectors = self._engine.query(part) if query else self._engine.passage(part)
             out[start : start + len(part)] = np.asarray(vectors, dtype=np.float32).reshape(len(part), -1)
         return out
 
 
-def _clean(text: str) -> str:
-    """`text` as the engine can take it: it reads NUL-terminated UTF-8, so NUL and lone surrogates go."""
+def clean_text(text: str) -> str:
+    """`text` as the engine can take it: it reads NUL-terminated UTF-8, so NUL and lone surrogates go.
+
+    The rebuilt model's tokenizer (`haygraph.retrieval.e5_torch`) reads texts cleaned the same way, so
+    both see the same characters.
+    """
     text = text.replace("\x00", " ")
     return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text

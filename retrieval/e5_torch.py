@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from haygraph.retrieval.e5_encoder import clean_text
 from haygraph.retrieval.errors import ModelUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -367,7 +368,7 @@ class E5TorchEncoder:
         self.warm_up()
         assert self._parts is not None
         _packed, _model, tok, table = self._parts
-        prefixed = ("query: " if query else "passage: ") + text.replace("\x00", " ")
+        prefixed = ("query: " if query else "passage: ") + clean_text(text)
         return list(tok.encode(prefixed.translate(table), add_special_tokens=False).ids)
 
     def encode(self, texts: Sequence[str], batch_size: int = 16, *, query: bool = False) -> np.ndarray:

@@ -42,9 +42,14 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
 Features = tuple[float, ...]
 
 
+def cjk_count(text: str) -> int:
+    """How many CJK ideographs `text` holds."""
+    return len(_CJK.findall(text))
+
+
 def cjk_share(text: str) -> float:
     """Share of CJK ideographs among the CJK and Latin letters of `text` (0 when it has neither)."""
-    cjk = len(_CJK.findall(text))
+    cjk = cjk_count(text)
     latin = len(_LATIN.findall(text))
     return cjk / (cjk + latin) if cjk + latin else 0.0
 
