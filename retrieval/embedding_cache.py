@@ -292,6 +292,16 @@ class CachedDocumentEmbedder:
         missing = [missing[j] for j in length_order([texts[i] for i in missing])]
         if isinstance(self._embedder, E5Encoder):  # the whole job decides the engine, not each slice
             self._embedder.plan([texts[i] for i in missing])
+        try:
+            self._embed_slices(missing, texts, keys, vectors)
+        finally:
+            if isinstance(self._embedder, E5Encoder):
+                self._embedder.end_job()
+
+    def _embed_slices(
+        self, missing: list[int], texts: list[str], keys: list[str], vectors: dict[int, np.ndarray]
+    ) -> None:
+        """`_embed_missing`'s loop: each slice embedded, cached and reported."""
         bar = tqdm(total=len(missing), desc="embedding", unit="chunk", disable=not self.progress_bar)
         with bar:
             for start in range(0, len(missing), CACHE_SLICE):

@@ -131,6 +131,18 @@ class TestWhichWay:
         assert not encoder.plan(self.BIG)
         assert "could not be built (no torch here)" in caplog.text
 
+    def test_ending_the_job_frees_the_model_and_the_next_job_plans_anew(self, calls, monkeypatch):
+        released = []
+        monkeypatch.setattr("haygraph.retrieval.e5_torch.release", lambda: released.append(True))
+        encoder = E5Encoder(batched_passages=True)
+        assert encoder.plan(self.BIG)
+        encoder.end_job()
+        assert released == [True]
+        encoder.encode(["a small job"])  # plans by itself: the engine
+        assert calls == [("engine", 1)]
+        encoder.end_job()  # nothing was built: nothing to free
+        assert released == [True]
+
     def test_an_unplanned_call_decides_by_itself(self, calls):
         E5Encoder(batched_passages=True).encode(self.BIG)
         assert calls == [(len(self.BIG), False)]

@@ -129,6 +129,37 @@ class TestCachedDocumentEmbedder:
         CachedDocumentEmbedder(use_cache=False).run(documents=_docs("ab"))
         assert fake_model.calls == [["ab"]]  # no exported copy: torch
 
+    def test_an_e5_job_is_ended_after_it_embeds_or_fails(self, monkeypatch):
+        from haygraph.retrieval.e5_encoder import E5Encoder
+
+        class Encoder(E5Encoder):
+            def __init__(self, fail):
+                super().__init__(batched_passages=True)
+                self.fail, self.events = fail, []
+
+            def plan(self, texts):
+                self.events.append("plan")
+                return True
+
+            def encode(self, texts, batch_size=32, *, query=False):
+                if self.fail:
+                    raise RuntimeError("out of memory")
+                return np.ones((len(texts), 2), dtype=np.float32)
+
+            def end_job(self):
+                self.events.append("end")
+
+        for fail in (False, True):
+            embedder = CachedDocumentEmbedder(use_cache=False, backend="e5-multilingual")
+            embedder._embedder = Encoder(fail)
+            monkeypatch.setattr(embedder, "_load_model", lambda: None)
+            if fail:
+                with pytest.raises(RuntimeError):
+                    embedder.run(documents=_docs("a", "b"))
+            else:
+                assert len(embedder.run(documents=_docs("a", "b"))["documents"]) == 2
+            assert embedder._embedder.events == ["plan", "end"]  # the rebuilt model is freed either way
+
     def test_bad_backend(self):
         with pytest.raises(ValueError, match="backend must be one of auto, torch, onnx, onnx-int8, e5"):
             CachedDocumentEmbedder(backend="tensorrt")
