@@ -55,7 +55,7 @@ from haygraph.eval.agent_harness import build_store
 from haygraph.eval.index_prep import resolve_dataset
 from haygraph.retrieval import sample_handbook_path
 from haygraph.retrieval.converters import read_beir_corpus
-from haygraph.retrieval.e5_encoder import clean_text
+from haygraph.retrieval.e5_torch import padded_batch, prefixed_ids
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 
 DEPTH = 15
@@ -160,14 +160,11 @@ class CrossEncoder:
                 p.requires_grad = True
         self.torch = torch
 
-    def _ids(self, text: str, prefix: str) -> list[int]:
-        prefixed = (prefix + clean_text(text)).translate(self.packed.normalisation)
-        return list(self.tokenizer.encode(prefixed, add_special_tokens=False).ids)
-
     def pair(self, question: str, passage: str) -> list[int]:
         """``<s> query: Q </s></s> passage: P </s>`` in at most `MAX_LENGTH` tokens."""
-        q = self._ids(question, "query: ")[:MAX_QUERY]
-        p = self._ids(passage, "passage: ")[: MAX_LENGTH - len(q) - 4]
+        table = self.packed.normalisation
+        q = prefixed_ids(self.tokenizer, table, question, query=True)[:MAX_QUERY]
+        p = prefixed_ids(self.tokenizer, table, passage, query=False)[: MAX_LENGTH - len(q) - 4]
         eos = self.packed.eos
         return [self.packed.bos, *q, eos, eos, *p, eos]
 
@@ -199,12 +196,7 @@ class CrossEncoder:
         with torch.inference_mode():
             for start in range(0, len(order), BATCH):
                 group = order[start : start + BATCH]
-                width = max(len(pairs[i]) for i in group)
-                x = torch.full((len(group), width), self.packed.pad, dtype=torch.long)
-                m = torch.zeros((len(group), width), dtype=torch.long)
-                for row, i in enumerate(group):
-                    x[row, : len(pairs[i])] = torch.tensor(pairs[i])
-                    m[row, : len(pairs[i])] = 1
+                x, m = padded_batch([pairs[i] for i in group], self.packed.pad)
                 h = self._layers(self.bert.embeddings(input_ids=x), m, self.bert.encoder.layer[: self.split])
                 for row, i in enumerate(group):
                     out[i] = h[row, : len(pairs[i])].to(torch.float16).clone()

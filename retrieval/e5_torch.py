@@ -325,6 +325,29 @@ def _char_class(chars: set[str]) -> str:
     return "".join(out)
 
 
+def prefixed_ids(tokenizer: Any, normalisation: dict[int, str], text: str, *, query: bool) -> list[int]:
+    """The token ids of `text` as the engine reads it, without the <s> / </s> around them.
+
+    Cleaned (`clean_text`), e5-prefixed and normalised per character (`normalisation`, the packed
+    file's table) before the unigram `tokenizer` (`build_tokenizer`) reads it.
+    """
+    prefixed = ("query: " if query else "passage: ") + clean_text(text)
+    return list(tokenizer.encode(prefixed.translate(normalisation), add_special_tokens=False).ids)
+
+
+def padded_batch(rows: Sequence[Sequence[int]], pad: int) -> tuple[Any, Any]:
+    """`rows` of token ids (each already with its <s> / </s>) as a padded id tensor and its mask."""
+    import torch
+
+    width = max(len(ids) for ids in rows)
+    x = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for row, ids in enumerate(rows):
+        x[row, : len(ids)] = torch.tensor(list(ids), dtype=torch.long)
+        mask[row, : len(ids)] = 1
+    return x, mask
+
+
 BATCH_TOKENS = 8192
 """Most padded tokens in one batch: 16 full 512-token windows (their attention scores take ~200 MB)."""
 
@@ -388,8 +411,7 @@ class E5TorchEncoder:
         self.warm_up()
         assert self._parts is not None
         _packed, _model, tok, table = self._parts
-        prefixed = ("query: " if query else "passage: ") + clean_text(text)
-        return list(tok.encode(prefixed.translate(table), add_special_tokens=False).ids)
+        return prefixed_ids(tok, table, text, query=query)
 
     def encode(self, texts: Sequence[str], batch_size: int = 16, *, query: bool = False) -> np.ndarray:
         """An (n, 384) float32 array: each text's windows mean-pooled, averaged by token count, normalised.
@@ -417,12 +439,7 @@ class E5TorchEncoder:
         try:
             with torch.inference_mode():
                 for group in _batches([windows[k] for k in order], batch_size):
-                    length = max(len(ids) for _i, ids in group) + 2
-                    x = torch.full((len(group), length), packed.pad, dtype=torch.long)
-                    mask = torch.zeros((len(group), length), dtype=torch.long)
-                    for row, (_i, ids) in enumerate(group):
-                        x[row, : len(ids) + 2] = torch.tensor([packed.bos, *ids, packed.eos])
-                        mask[row, : len(ids) + 2] = 1
+                    x, mask = padded_batch([[packed.bos, *ids, packed.eos] for _i, ids in group], packed.pad)
                     hidden = model(input_ids=x, attention_mask=mask).last_hidden_state
                     pooled = ((hidden * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True)).numpy()
                     for row, (i, ids) in enumerate(group):
