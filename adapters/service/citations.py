@@ -15,7 +15,8 @@ import difflib
 import re
 
 MIN_BLOCK_CHARS = 4
-_MARKERS = frozenset("*_`#>|")
+_MARKERS = frozenset("*_`#>|\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Markdown markers, and the bidirectional controls that answers leave out (`without_bidi_controls`)."""
 _LIST_MARKER = re.compile(r"^\s*(?:[-+*•]|\d{1,3}[.)])\s+")
 
 

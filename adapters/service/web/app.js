@@ -444,6 +444,11 @@ function pendingBox(result) {
 }
 
 // -- evidence ----------------------------------------------------------------------------------
+// Bidirectional embedding/override/isolate controls in a document would reorder what is shown
+// ("Trojan Source"); each is shown as U+FFFD instead, one character for one, so offsets still hold.
+const BIDI_CONTROLS = /[\u061c\u202a-\u202e\u2066-\u2069]/g;
+const visibleControls = (text) => text.replace(BIDI_CONTROLS, "\ufffd");
+
 async function openEvidence(id, quote) {
   const dialog = $("evidence");
   const meta = $("evidence-meta");
@@ -474,12 +479,13 @@ async function openEvidence(id, quote) {
   }
   for (const [name, value] of rows) meta.append(el("dt", {}, name), el("dd", {}, value));
   const span = view.highlight;
+  const body = visibleControls(view.text);
   if (span) {
-    text.append(view.text.slice(0, span.start));
-    text.append(el("mark", { "aria-label": t("citedText") }, view.text.slice(span.start, span.end)));
-    text.append(view.text.slice(span.end));
+    text.append(body.slice(0, span.start));
+    text.append(el("mark", { "aria-label": t("citedText") }, body.slice(span.start, span.end)));
+    text.append(body.slice(span.end));
   } else {
-    text.append(view.text);
+    text.append(body);
     if (quote) note.textContent = t("notLocated");
   }
   dialog.dataset.evidenceId = id;

@@ -79,6 +79,11 @@ class TestLocateQuote:
         assert span is not None and text[span[0] : span[1]].startswith("Service")
         assert text[span[0] : span[1]].endswith("15 days")
 
+    def test_bidi_controls_left_out_of_the_quote_are_found(self) -> None:
+        text = "Save it as \u202efdp.exe\u202c before **3 days** pass."
+        start, end = locate_quote(text, "Save it as fdp.exe before 3 days pass.") or (0, 0)
+        assert (start, end) == (0, len(text))
+
     def test_absent(self) -> None:
         assert locate_quote(self.TEXT, "Parking permits cost 35 euros a month") is None
         assert locate_quote(self.TEXT, "   ") is None

@@ -65,7 +65,7 @@ XSS_NAME = "<img src=x onerror=window.__pwned=1>.md"
 XSS_TEXT = (
     "# Visitor badges\n\n"
     "<script>window.__pwned = 'script'</script>\n\n"
-    "The visitor badge desk code is BADGE-7731. <img src=x onerror=\"window.__pwned='img'\">\n\n"
+    "The visitor badge desk code is \u202eBADGE-7731\u202c. <img src=x onerror=\"window.__pwned='img'\">\n\n"
     "[Open the badge form](javascript:window.__pwned='link') to request a visitor badge.\n"
 )
 seen: dict[str, Any] = {}
@@ -315,13 +315,14 @@ class TestDocuments:
         expect(page_a.locator("#doc-rows .doc-id", has_text=XSS_NAME)).to_have_text(XSS_NAME)
         page_a.get_by_role("tab", name="Chat").click()
         item = ask(page_a, "What is the visitor badge desk code?")
-        assert "BADGE-7731" in item.inner_text()
+        assert "BADGE-7731" in item.inner_text() and "\u202e" not in item.inner_text()
         item.locator("a.cite").first.click()
         text = page_a.locator("dialog#evidence[open] #evidence-text")
         expect(text).to_contain_text("BADGE-7731")
         shown = text.inner_text()
         assert "<script>window.__pwned = 'script'</script>" in shown
         assert "onerror=\"window.__pwned='img'\"" in shown and "javascript:window.__pwned" in shown
+        assert "\ufffdBADGE-7731\ufffd" in shown  # a right-to-left override is shown, not obeyed
         page_a.screenshot(path=artefacts_dir() / "desktop-hostile-document.png")
         page_a.keyboard.press("Escape")
         assert page_a.evaluate("window.__pwned") is None

@@ -9,7 +9,7 @@ import pytest
 from haygraph.control.api import Agent, run_turn
 from haygraph.control.graph import build_graph
 from haygraph.control.graph.context import Context
-from tests.control.graph_helpers import handbook_retriever
+from tests.control.graph_helpers import HANDBOOK, CountingRetriever, KeywordRetriever, ev, handbook_retriever
 
 EMPTY = "Your message is empty. Please type a question."
 SYMBOLS = "Your message contains no words, only symbols or punctuation. Please ask in words."
@@ -73,6 +73,22 @@ class TestAcceptedInput:
         assert state["status"] == "completed"
         assert set(state["evidence_ids"]) <= {e.id for e in state["evidence"]}
         assert state["evidence_ids"]
+
+    def test_bidi_controls_in_a_document_do_not_reach_the_answer(self) -> None:
+        # a right-to-left override in a chunk (and in its id, e.g. from a file name) would make the
+        # quoted text read backwards on screen; the answer has none, but its citation still matches
+        leave = ev(
+            "hr\u202e.md::leave",
+            "Full-time employees receive \u202e20 days\u202c of annual leave per year.\u2066",
+            0.82,
+        )
+        retriever = CountingRetriever(KeywordRetriever([leave, *HANDBOOK[1:]]))
+        result = Agent(retriever=retriever).ask("How many days of annual leave do I get?")
+        assert result["status"] == "completed"
+        assert "20 days of annual leave" in result["answer"]
+        assert "\u2066" not in result["answer"]
+        assert result["answer"].count("\u202e") == 1 and "[hr\u202e.md::leave]" in result["answer"]
+        assert result["evidence_ids"] == ["hr\u202e.md::leave"]
 
     def test_prompt_injection_is_just_a_question(self) -> None:
         agent = Agent(retriever=handbook_retriever())

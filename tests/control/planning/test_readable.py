@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from haygraph.control.planning.readable import readable_inline, readable_lines
+from haygraph.control.planning.readable import readable_inline, readable_lines, without_bidi_controls
 
 
 class TestReadableInline:
@@ -79,3 +79,19 @@ class TestReadableLines:
     def test_a_different_fence_inside_a_fence_is_code(self) -> None:
         lines = readable_lines("````md\n```\nx\n````")
         assert lines == [("", False), ("```", True), ("x", True), ("", False)]
+
+
+class TestBidiControls:
+    RLO, PDF, RLI, PDI = "\u202e", "\u202c", "\u2067", "\u2069"
+
+    def test_reordering_controls_are_removed(self) -> None:
+        text = f"Open {self.RLO}fdp.exe{self.PDF} and {self.RLI}عربي{self.PDI} \u061c."
+        assert without_bidi_controls(text) == "Open fdp.exe and عربي ."
+
+    def test_marks_and_right_to_left_letters_stay(self) -> None:
+        assert without_bidi_controls("a\u200eb\u200fc שלום") == "a\u200eb\u200fc שלום"
+
+    def test_quoted_units_and_code_spans_lose_them(self) -> None:
+        assert readable_inline(f"Run `rm {self.RLO}fr-{self.PDF}` in **{self.RLO}30{self.PDF} days**") == (
+            "Run `rm fr-` in 30 days"
+        )
