@@ -185,10 +185,8 @@ class E5Encoder:
         takes ≥ 40 s); the next passage call plans anew.
         """
         if self._batched is not None:
-            from haygraph.retrieval.e5_torch import release
-
-            self._batched = None
-            release()
+            batched, self._batched = self._batched, None
+            batched.close()  # freed unless another job of this process still embeds with it
         self._planned = False
 
     def warm_up(self) -> None:

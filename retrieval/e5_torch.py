@@ -371,12 +371,20 @@ def _loaded() -> tuple[PackedE5, Any, Any, dict[int, str]]:
     return packed, model, tokenizer, packed.normalisation
 
 
-def release() -> None:
-    """Forget the process's rebuilt model and tokenizer (~0.8 GB); the next `warm_up` builds them again.
+_HOLDERS = [0]
+"""How many `E5TorchEncoder`s hold the rebuilt model now (warmed up and not closed)."""
 
-    An encoder that has already warmed up keeps its own reference until it is dropped.
+
+def release() -> None:
+    """Forget the process's rebuilt model and tokenizer (~0.8 GB) once no encoder holds it.
+
+    While an `E5TorchEncoder` that warmed up is not closed (another indexing job of the same process
+    still embedding), this does nothing: clearing the cache then would let the next job build a second
+    copy beside the one still in use. Otherwise the next `warm_up` builds them again.
     """
     with _LOCK:
+        if _HOLDERS[0]:
+            return
         _loaded.cache_clear()
     gc.collect()
     _trim_heap()
@@ -396,7 +404,10 @@ class E5TorchEncoder:
         self._parts: tuple[PackedE5, Any, Any, dict[int, str]] | None = None
 
     def warm_up(self) -> None:
-        """Read the packed file and build the model and tokenizer (once per process, ~5-10 s)."""
+        """Read the packed file and build the model and tokenizer (once per process, ~5-10 s).
+
+        The encoder then holds the process's model until `close`.
+        """
         if self._parts is None:
             with _LOCK:
                 try:
@@ -405,6 +416,16 @@ class E5TorchEncoder:
                     raise ModelUnavailableError(
                         f"the rebuilt e5 model needs torch and transformers ({exc})"
                     ) from exc
+                _HOLDERS[0] += 1
+
+    def close(self) -> None:
+        """Let go of the model; when no other encoder holds it, it is freed (`release`). Idempotent."""
+        with _LOCK:
+            if self._parts is None:
+                return
+            self._parts = None
+            _HOLDERS[0] -= 1
+        release()
 
     def content_ids(self, text: str, *, query: bool) -> list[int]:
         """The token ids of `text` with its e5 prefix, without the <s> / </s> around them."""

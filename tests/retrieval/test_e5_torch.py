@@ -84,6 +84,9 @@ class TestWhichWay:
                 seen.append((len(texts), query))
                 return np.zeros((len(texts), 384), dtype=np.float32)
 
+            def close(self):
+                seen.append("closed")
+
         monkeypatch.setattr("haygraph.retrieval.e5_torch.E5TorchEncoder", Recorder)
 
         class Engine:
@@ -131,17 +134,15 @@ class TestWhichWay:
         assert not encoder.plan(self.BIG)
         assert "could not be built (no torch here)" in caplog.text
 
-    def test_ending_the_job_frees_the_model_and_the_next_job_plans_anew(self, calls, monkeypatch):
-        released = []
-        monkeypatch.setattr("haygraph.retrieval.e5_torch.release", lambda: released.append(True))
+    def test_ending_the_job_frees_the_model_and_the_next_job_plans_anew(self, calls):
         encoder = E5Encoder(batched_passages=True)
         assert encoder.plan(self.BIG)
         encoder.end_job()
-        assert released == [True]
+        assert calls == ["closed"]
         encoder.encode(["a small job"])  # plans by itself: the engine
-        assert calls == [("engine", 1)]
+        assert calls == ["closed", ("engine", 1)]
         encoder.end_job()  # nothing was built: nothing to free
-        assert released == [True]
+        assert calls == ["closed", ("engine", 1)]
 
     def test_an_unplanned_call_decides_by_itself(self, calls):
         E5Encoder(batched_passages=True).encode(self.BIG)
@@ -189,3 +190,42 @@ class TestAgreesWithTheEngine:
         first_half = rebuilt.encode([long_text[:800]])[0]
         whole = rebuilt.encode([long_text])[0]
         assert float(first_half @ whole) < 0.9999  # the English tail counts
+
+
+class TestSharedModel:
+    """Jobs of one process share the rebuilt model; it is freed when the last of them closes."""
+
+    @pytest.fixture
+    def builds(self, monkeypatch):
+        import functools
+
+        import haygraph.retrieval.e5_torch as e5_torch
+
+        made: list[object] = []
+
+        @functools.lru_cache(maxsize=1)
+        def fake_loaded():
+            made.append(object())
+            return (None, made[-1], None, {})
+
+        monkeypatch.setattr(e5_torch, "_loaded", fake_loaded)
+        monkeypatch.setattr(e5_torch, "_HOLDERS", [0])
+        return made
+
+    def test_a_job_ending_while_another_embeds_keeps_the_model(self, builds):
+        from haygraph.retrieval.e5_torch import E5TorchEncoder
+
+        first, second = E5TorchEncoder(), E5TorchEncoder()
+        first.warm_up()
+        second.warm_up()
+        first.close()  # the second job still embeds: no second copy for the next one
+        third = E5TorchEncoder()
+        third.warm_up()
+        assert len(builds) == 1 and third._parts is not None and third._parts[1] is builds[0]
+        second.close()
+        third.close()
+        third.close()  # idempotent: the count does not go below zero
+        fresh = E5TorchEncoder()
+        fresh.warm_up()  # the last holder freed it: built again
+        assert len(builds) == 2
+        fresh.close()
