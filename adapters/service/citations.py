@@ -14,9 +14,10 @@ from __future__ import annotations
 import difflib
 import re
 
+from haygraph.control.planning.readable import HIDDEN_CONTROLS
+
 MIN_BLOCK_CHARS = 4
-_MARKERS = frozenset("*_`#>|\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-"""Markdown markers, and the bidirectional controls that answers leave out (`without_bidi_controls`)."""
+_MARKERS = frozenset("*_`#>|")
 _LIST_MARKER = re.compile(r"^\s*(?:[-+*•]|\d{1,3}[.)])\s+")
 
 
@@ -25,7 +26,7 @@ def _normalized(text: str) -> tuple[str, list[int]]:
     chars: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
-        if ch in _MARKERS:
+        if ch in _MARKERS or HIDDEN_CONTROLS.match(ch):  # answers leave the controls out
             continue
         if ch.isspace():
             if not chars or chars[-1] == " ":

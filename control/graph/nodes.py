@@ -31,7 +31,7 @@ from haygraph.control.planning.extractive import extractive_answer, insufficient
 from haygraph.control.planning.injection import is_instruction_like, relays_instruction
 from haygraph.control.planning.input_check import check_question
 from haygraph.control.planning.model_calls import model_generate, model_rewrite
-from haygraph.control.planning.readable import without_bidi_controls
+from haygraph.control.planning.readable import without_hidden_controls
 from haygraph.control.planning.relevance import best_relevance, usable_evidence
 from haygraph.control.planning.rewrite import rewrite_query
 from haygraph.control.planning.tool_choice import TurnPlan, plan_turn
@@ -428,17 +428,17 @@ def finish_turn(ctx: Context, state: State, answer: str | None) -> dict[str, Any
     )
 
 
-def _without_bidi_controls(answer: str, cited: Sequence[str]) -> str:
-    """`answer` without bidirectional controls, except inside the ``[id]`` citations of `cited`.
+def _without_hidden_controls(answer: str, cited: Sequence[str]) -> str:
+    """`answer` without control and bidirectional control characters, except in its ``[id]`` citations.
 
     So a quoted chunk, a model or a tool cannot reorder the screen, while a citation still matches its
     evidence id (which may come from a file name).
     """
     kept = sorted({f"[{i}]" for i in cited}, key=len, reverse=True)
     if not kept:
-        return without_bidi_controls(answer)
+        return without_hidden_controls(answer)
     parts = re.split("(" + "|".join(map(re.escape, kept)) + ")", answer)
-    return "".join(p if i % 2 else without_bidi_controls(p) for i, p in enumerate(parts))
+    return "".join(p if i % 2 else without_hidden_controls(p) for i, p in enumerate(parts))
 
 
 def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -447,8 +447,8 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     On the retrieve route (with usable evidence) and the tool route the budgeted prompt is
     assembled (`haygraph.control.graph.turn_prompt.build_turn_prompt`, offline too) and its record written to
     `context_budget`; a prompt that cannot fit the window gives status `degraded`, never an error.
-    Whatever wrote the answer, its bidirectional control characters are removed
-    (`haygraph.control.planning.readable.without_bidi_controls`).
+    Whatever wrote the answer, its control and bidirectional control characters are removed
+    (`haygraph.control.planning.readable.without_hidden_controls`), except in its citations.
     """
     ctx = runtime.context
     question = state.get("question", "")
@@ -503,7 +503,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         }
         answer, evidence_ids, status = budget_failure_message(question), [], "degraded"
     if answer:
-        answer = _without_bidi_controls(answer, evidence_ids)
+        answer = _without_hidden_controls(answer, evidence_ids)
     update.update(answer=answer, status=status, evidence_ids=evidence_ids)
     if not state.get("input_problem"):
         update.update(finish_turn(ctx, state, answer))  # the question itself was added by analyze

@@ -50,22 +50,25 @@ _EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
 _SPACES = re.compile(r"[ \t]{2,}")
-_BIDI_CONTROLS = re.compile("[\u061c\u202a-\u202e\u2066-\u2069]")
-"""Bidirectional embedding, override and isolate controls (and the Arabic letter mark): in quoted text
-they can make a file name, a command or a number read backwards ("Trojan Source", CVE-2021-42574)."""
+HIDDEN_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u202a-\u202e\u2066-\u2069]")
+"""Characters an answer never shows: C0 and C1 control characters but tab, line feed and carriage return
+(a NUL in a careless export), and the bidirectional embedding, override and isolate controls with the
+Arabic letter mark, which can make a file name, a command or a number read backwards on screen
+("Trojan Source", CVE-2021-42574)."""
 _HELD = re.compile("\ue000([0-9]+)\ue001")
 """A code span held out of `_readable_prose` (private-use characters around its index)."""
 
 
-def without_bidi_controls(text: str) -> str:
-    """`text` without bidirectional embedding, override and isolate control characters.
+def without_hidden_controls(text: str) -> str:
+    """`text` without the control characters of `HIDDEN_CONTROLS`.
 
     U+202A–U+202E, U+2066–U+2069 and U+061C reorder the characters around them on screen, so a quoted
-    document could show ``exe.txt`` as ``txt.exe`` or swap the digits of a limit. Answers never need
-    them: right-to-left letters still display right to left, and the left-to-right and right-to-left
-    marks (U+200E, U+200F), which cannot reorder text, are kept.
+    document could show ``exe.txt`` as ``txt.exe`` or swap the digits of a limit; a NUL or an escape
+    character in a quote ends up in a terminal, a JSON answer or a C string. Answers never need them:
+    right-to-left letters still display right to left, and the left-to-right and right-to-left marks
+    (U+200E, U+200F), which cannot reorder text, tabs and line breaks are kept.
     """
-    return _BIDI_CONTROLS.sub("", text)
+    return HIDDEN_CONTROLS.sub("", text)
 
 
 def readable_inline(text: str) -> str:
@@ -74,8 +77,8 @@ def readable_inline(text: str) -> str:
     Links become their text (``[text](url)``, ``[text][ref]``, ``<a href=…>text</a>``), images,
     footnote marks, HTML tags and comments, Hugo shortcodes and Liquid tags are left out, ``**bold**``,
     ``*italic*`` and ``~~struck~~`` lose their markers, HTML entities and backslash escapes are decoded;
-    bidirectional control characters are removed everywhere, code spans included
-    (`without_bidi_controls`).
+    control and bidirectional control characters are removed everywhere, code spans included
+    (`without_hidden_controls`).
     """
     spans: list[str] = []
 
@@ -83,7 +86,7 @@ def readable_inline(text: str) -> str:
         spans.append(match.group(0))
         return f"\ue000{len(spans) - 1}\ue001"
 
-    prose = _readable_prose(_CODE_SPAN.sub(hold, without_bidi_controls(text)))
+    prose = _readable_prose(_CODE_SPAN.sub(hold, without_hidden_controls(text)))
     return _SPACES.sub(" ", _HELD.sub(lambda m: spans[int(m.group(1))], prose))
 
 

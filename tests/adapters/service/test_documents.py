@@ -80,7 +80,7 @@ class TestLocateQuote:
         assert text[span[0] : span[1]].endswith("15 days")
 
     def test_bidi_controls_left_out_of_the_quote_are_found(self) -> None:
-        text = "Save it as \u202efdp.exe\u202c before **3 days** pass."
+        text = "Save it as \u202efdp.exe\u202c before **3 days**\x00 pass."
         start, end = locate_quote(text, "Save it as fdp.exe before 3 days pass.") or (0, 0)
         assert (start, end) == (0, len(text))
 

@@ -79,14 +79,14 @@ class TestAcceptedInput:
         # quoted text read backwards on screen; the answer has none, but its citation still matches
         leave = ev(
             "hr\u202e.md::leave",
-            "Full-time employees receive \u202e20 days\u202c of annual leave per year.\u2066",
+            "Full-time employees receive \u202e20 days\u202c of annual leave per year.\u2066\x00",
             0.82,
         )
         retriever = CountingRetriever(KeywordRetriever([leave, *HANDBOOK[1:]]))
         result = Agent(retriever=retriever).ask("How many days of annual leave do I get?")
         assert result["status"] == "completed"
         assert "20 days of annual leave" in result["answer"]
-        assert "\u2066" not in result["answer"]
+        assert "\u2066" not in result["answer"] and "\x00" not in result["answer"]
         assert result["answer"].count("\u202e") == 1 and "[hr\u202e.md::leave]" in result["answer"]
         assert result["evidence_ids"] == ["hr\u202e.md::leave"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from haygraph.control.planning.readable import readable_inline, readable_lines, without_bidi_controls
+from haygraph.control.planning.readable import readable_inline, readable_lines, without_hidden_controls
 
 
 class TestReadableInline:
@@ -81,15 +81,21 @@ class TestReadableLines:
         assert lines == [("", False), ("```", True), ("x", True), ("", False)]
 
 
-class TestBidiControls:
+class TestHiddenControls:
     RLO, PDF, RLI, PDI = "\u202e", "\u202c", "\u2067", "\u2069"
 
     def test_reordering_controls_are_removed(self) -> None:
         text = f"Open {self.RLO}fdp.exe{self.PDF} and {self.RLI}عربي{self.PDI} \u061c."
-        assert without_bidi_controls(text) == "Open fdp.exe and عربي ."
+        assert without_hidden_controls(text) == "Open fdp.exe and عربي ."
 
     def test_marks_and_right_to_left_letters_stay(self) -> None:
-        assert without_bidi_controls("a\u200eb\u200fc שלום") == "a\u200eb\u200fc שלום"
+        assert without_hidden_controls("a\u200eb\u200fc שלום") == "a\u200eb\u200fc שלום"
+
+    def test_control_characters_go_tabs_and_line_breaks_stay(self) -> None:
+        assert without_hidden_controls("a\x00b\x1b[31mc\x7f\x85d\te\nf\r\n") == "ab[31mcd\te\nf\r\n"
+        # a NUL before a sentence (a careless export) no longer keeps the unit from being stripped
+        claim = "Claims are due within 8 days."
+        assert readable_inline(f"\x00 {claim}").strip() == claim
 
     def test_quoted_units_and_code_spans_lose_them(self) -> None:
         assert readable_inline(f"Run `rm {self.RLO}fr-{self.PDF}` in **{self.RLO}30{self.PDF} days**") == (
