@@ -84,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             encode()
             times.append((time.perf_counter() - t) * 1000)
         print(f"one query, {label}: p50 {statistics.median(times):.1f} ms")
+    rebuilt.close()
     return 0
 
 

@@ -166,7 +166,8 @@ class TestAgreesWithTheEngine:
 
         encoder = E5TorchEncoder(threads=1)
         encoder.warm_up()
-        return encoder
+        yield encoder
+        encoder.close()  # the model is freed for the rest of the run
 
     def test_same_vectors_as_the_engine(self, rebuilt):
         engine = E5Encoder(threads=1)
