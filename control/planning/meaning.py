@@ -51,6 +51,9 @@ product names is not English evidence."""
 _QUESTION_CHARS = re.compile(r"[几多什么哪怎谁吗呢]")
 _HOW_PHRASE = re.compile(r"\bhow (?:long|much|many|often|big|large|far|old|soon)\b", re.IGNORECASE)
 _ASKED_KIND = re.compile(f"(?:什么|哪个|哪些|哪种|哪一|哪|何种|何)([{CJK_RANGES}]{{2}})")
+_ASKED_MANNER = re.compile(f"(?:怎么样|怎么|怎样|如何)([{CJK_RANGES}]{{2}})")
+"""The word after "how" (怎么收费, 如何报销) is an action asked about, not a thing: jieba tags 收费 a
+noun, and a page saying 计费 ("billed") answers 超出流量怎么收费."""
 _YES_NO = re.compile(
     r"(?:吗|(?<![什怎那这多要])么)[\s?？!！。.~～]*$|是否|是不是|能不能|可不可以|有没有|要不要|需不需要|会不会|对不对|"
     r"^\s*(?:is|are|was|were|do|does|did|can|could|should|will|would|must|has|have|may)\b",
@@ -163,6 +166,7 @@ def contrasted_words(
     # the word after 什么 / 哪个 names the kind of the answer ("属于什么科目" is answered by "...科"),
     # not a thing the evidence should hold
     kinds = {m.group(1) for m in _ASKED_KIND.finditer(question)}
+    kinds |= {m.group(1) for m in _ASKED_MANNER.finditer(question)}  # how it is done: an action
     missing = [w for w in missing if w in nouns and w not in kinds]
     stated = set().union(*(things(unit) for unit in units)) if missing else set()
     found = []

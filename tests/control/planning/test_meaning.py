@@ -87,6 +87,13 @@ class TestContrastedWords:
         assert contrasted_words("周末加班的晚餐补贴是多少钱", self.LUNCH, self.LUNCH) == [("晚餐", "午餐")]
         assert contrasted_words("周末加班的午餐补贴是多少钱", self.LUNCH, self.LUNCH) == []
 
+    def test_the_word_after_how_is_an_action_not_a_thing(self):
+        # jieba tags both 收费 and 计费 as nouns; "how is it charged" is answered by "billed at 0.8 元"
+        billed = ["超出部分按每 GB 0.8 元计费。"]
+        assert contrasted_words("超出流量怎么收费", billed, billed) == []
+        # only the word after "how": the thing asked about still needs its own word
+        assert contrasted_words("周末加班的晚餐补贴怎么领取", self.LUNCH, self.LUNCH) == [("晚餐", "午餐")]
+
     def test_the_kind_after_an_interrogative_is_not_a_missing_thing(self):
         fish = ["班卡雀鲷为辐鳍鱼纲鲈形目鲈亚目雀鲷科的其中一个种。"]
         assert contrasted_words("班卡雀鲷属于什么科目？", fish, fish) == []
