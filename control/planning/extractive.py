@@ -206,7 +206,12 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"seconds?|secs?|ms|milliseconds?)\b|"
             rf"(?:\d+|{ZH_NUMERALS})\s*(?:个)?(?:天|周|星期|月|小时|钟头|年|分钟|秒|毫秒|工作日)|"
             rf"(?:\d+|{EN_NUMERALS})\s*(?:-\s*)?(?:characters?|chars|letters|digits|words|lines|pages|"
-            r"(?:kilo|centi|milli)?met(?:er|re)s?|km|cm|mm|miles?|feet|foot|inch(?:es)?)\b",
+            r"(?:kilo|centi|milli)?met(?:er|re)s?|km|cm|mm|miles?|feet|foot|inch(?:es)?)\b|"
+            # an option's unit named apart from its bare value: "Seconds to wait … Default: `120`",
+            # "timeout (ms): 5000", "超时时间（秒）：30", "单位为毫秒，默认 200"
+            r"(?:\b(?:in|of)\s+|^\s*|[:→(,]\s*)(?:milliseconds|seconds|minutes|hours)\b[^.\n]{0,80}?(?<![\w.])\d+(?![\w.])|"
+            r"[(（]\s*(?:ms|s|sec|secs|seconds|min|minutes|h|hours|毫秒|秒|分钟|小时|天)\s*[)）][^。；;\n]{0,30}?\d|"
+            r"单位(?:为|是)\s*(?:毫秒|秒|分钟|小时|天)[^。；;\n]{0,30}?\d",
             re.IGNORECASE,
         ),
     ),

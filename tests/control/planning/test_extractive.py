@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from haygraph.control.evidence import Evidence
 from haygraph.control.planning.extractive import (
     answer_units,
@@ -288,6 +290,28 @@ class TestStructuredUnits:
         )
         assert not holds_type("duration", "By default, v-model syncs after each input event.")
         assert not holds_type("duration", "Annual leave can be taken in half days.")
+
+    @pytest.mark.parametrize(
+        "unit",
+        [
+            "Option `--timeout` → Description: Seconds to wait for the health check, Default: `120`",
+            "timeout (ms): 5000",
+            "The delay, in seconds, before retrying: 5",
+            "Number of seconds between polls; defaults to 10",
+            "超时时间（秒）：30",
+            "单位为毫秒，默认 200",
+        ],
+    )
+    def test_a_unit_of_time_named_apart_from_a_bare_value_is_a_duration(self, unit: str) -> None:
+        # reference tables give the unit in the description and the value alone
+        assert holds_type("duration", unit)
+
+    @pytest.mark.parametrize(
+        "unit",
+        ["It takes seconds to set up.", "Wait a few minutes, then go to step 2.", "秒杀活动每人限购 3 件"],
+    )
+    def test_a_unit_of_time_without_a_value_of_it_is_not(self, unit: str) -> None:
+        assert not holds_type("duration", unit)
 
     def test_how_many_days_prefers_a_duration_to_a_date(self) -> None:
         # Both units share "annual", "leave", "day"; only the second holds a number of days ("1 January"
