@@ -55,6 +55,7 @@ from haygraph.eval.agent_harness import build_store
 from haygraph.eval.index_prep import resolve_dataset
 from haygraph.retrieval import sample_handbook_path
 from haygraph.retrieval.converters import read_beir_corpus
+from haygraph.retrieval.cross_encoder_ranker import blend_scores
 from haygraph.retrieval.e5_torch import padded_batch, prefixed_ids
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 
@@ -291,11 +292,6 @@ def training_rows(rows: Sequence[dict[str, Any]], seed: int = 0) -> list[dict[st
     return out
 
 
-def _min_max(values: Sequence[float]) -> list[float]:
-    low, high = min(values), max(values)
-    return [1.0] * len(values) if high == low else [(v - low) / (high - low) for v in values]
-
-
 def reranking_figures(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per (group, language) of the test rows: top-3 share and MRR@10 of each ordering."""
     by_case: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -307,11 +303,11 @@ def reranking_figures(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, flo
         if not any(r["y"] for r in cands):
             continue
         cands.sort(key=lambda r: r["rank"])
-        fused = _min_max([r["fused"] for r in cands])
+        fused = [r["fused"] for r in cands]
         prob = [r["p"] for r in cands]
         orders = {"fused": [-r["rank"] for r in cands], "cross-encoder": prob}
         for w in BLENDS:
-            orders[f"blend w={w}"] = [w * f + (1 - w) * p for f, p in zip(fused, prob, strict=True)]
+            orders[f"blend w={w}"] = blend_scores(fused, prob, w)
         for name, score in orders.items():
             ranked = sorted(range(len(cands)), key=lambda i: -score[i])
             first = next(k for k, i in enumerate(ranked) if cands[i]["y"])
