@@ -51,7 +51,7 @@ from haygraph.eval.agent_cases import (
     handbook_protocol,
     passage_part,
 )
-from haygraph.eval.agent_harness import build_store
+from haygraph.eval.agent_harness import answer_form, build_store
 from haygraph.eval.index_prep import resolve_dataset
 from haygraph.retrieval import sample_handbook_path
 from haygraph.retrieval.converters import read_beir_corpus
@@ -69,14 +69,10 @@ BATCH = 16
 BLENDS = (0.3, 0.5, 0.7)
 
 
-def _normalized(text: str) -> str:
-    return "".join(text.split()).lower()
-
-
 def _positive(case: AgentCase, source: str, text: str) -> bool:
     if case.absent or source not in case.gold_sources:
         return False
-    return not case.answers or any(_normalized(a) in _normalized(text) for a in case.answers)
+    return not case.answers or any(answer_form(a) in answer_form(text) for a in case.answers)
 
 
 def mine(store: Path, group: str, part: str, cases: Sequence[AgentCase]) -> list[dict[str, Any]]:

@@ -38,7 +38,8 @@ DIAGNOSTICS: tuple[str, ...] = ("gold_elsewhere",)
 """Figures reported beside `FIGURES` that are not pass/fail checks of a case."""
 
 
-def _norm(text: str) -> str:
+def answer_form(text: str) -> str:
+    """`text` as answers are compared: lower-cased, without whitespace (a quote may be re-wrapped)."""
     return "".join(text.split()).lower()
 
 
@@ -46,8 +47,8 @@ def score_reply(case: AgentCase, result: dict[str, Any]) -> dict[str, bool | Non
     """The checks that apply to `case` (absent: refused; present: answered, correct, cited gold)."""
     refused = result["status"] in REFUSALS
     answered = result["status"] == "completed"
-    answer = _norm(result.get("answer") or "")
-    found = [_norm(a) in answer for a in case.answers]
+    answer = answer_form(result.get("answer") or "")
+    found = [answer_form(a) in answer for a in case.answers]
     if case.absent:
         checks: dict[str, bool | None] = {"refused_when_absent": refused}
         if case.answers:
