@@ -64,6 +64,9 @@ class AnswerUnit:
     block: int
     heading: str = ""
     """The heading the unit stands under in the chunk (readable text; "" before the chunk's first)."""
+    key: str = ""
+    """A table row's first cell, the name of what the row is about ("National Day Golden Week"); "" for
+    any other unit."""
 
 
 @dataclass
@@ -107,11 +110,11 @@ def table_row_text(header: list[str], cells: list[str]) -> str:
     return f"{first} → " + ", ".join(f"{h}: {c}" for h, c in zip(header[1:], cells[1:], strict=True))
 
 
-def _table_units(rows: list[str]) -> list[str]:
-    """A table's units: rows quoted with their header.
+def _table_units(rows: list[str]) -> list[tuple[str, str]]:
+    """A table's units: rows quoted with their header, each with its key (`AnswerUnit.key`).
 
-    A short two-column table is one unit (its rows together answer "how many days": one per case); any
-    other table gives one unit per row.
+    A short two-column table is one unit (its rows together answer "how many days": one per case) and
+    has no key; any other table gives one unit per row, keyed by its first cell.
     """
     if len(rows) >= 2 and _TABLE_SEPARATOR.match(rows[1]):
         header, data = _cells(rows[0]), [_cells(r) for r in rows[2:]]
@@ -121,19 +124,21 @@ def _table_units(rows: list[str]) -> list[str]:
     if not data:
         return []
     if header and len(header) == 2 and len(data) <= MAX_TABLE_ROWS and all(len(c) == 2 for c in data):
-        return [f"{header[0]} → {header[1]}: " + "; ".join(f"{a} → {b}" for a, b in data)]
-    return [table_row_text(header, cells) for cells in data]
+        return [(f"{header[0]} → {header[1]}: " + "; ".join(f"{a} → {b}" for a, b in data), "")]
+    return [(table_row_text(header, cells), cells[0] if header else "") for cells in data]
 
 
-def _structured_units(lines: list[str]) -> tuple[list[str], list[str]]:
+def _structured_units(lines: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
     """Pull whole tables and FAQ question/answer pairs out of `lines`; return (units, remaining lines).
+
+    Each unit is (text, key): a table row's key is its first cell (`AnswerUnit.key`), other units have none.
 
     A table becomes rows quoted with their header (never half a row or a bare header); an FAQ pair
     becomes "question answer" without its 问：/答： (Q:/A:) markers, so no marker is spliced into an
     answer. Each unit's lines are replaced by a placeholder line (`_PLACED` + its index), so units keep
     their place in document order.
     """
-    units: list[str] = []
+    units: list[tuple[str, str]] = []
     rest: list[str] = []
     i = 0
     while i < len(lines):
@@ -156,7 +161,7 @@ def _structured_units(lines: list[str]) -> tuple[list[str], list[str]]:
                 j += 1
             if answer:
                 rest.extend(["", f"{_PLACED}{len(units)}", ""])
-                units.append(glue(readable_inline(question.group(1)).strip(), "".join(answer)))
+                units.append((glue(readable_inline(question.group(1)).strip(), "".join(answer)), ""))
                 i = j
                 continue
         rest.append(line)
@@ -324,9 +329,14 @@ def _last_sentence(text: str) -> tuple[str, str]:
     return before, (pieces[-1] if pieces else "")
 
 
-def _block_units(block: _Block, structured: list[str]) -> list[str]:
+def _block_units(block: _Block, structured: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (text, key) units of one block (only a table row has a key)."""
     if block.kind == "placed":
         return [structured[int(block.lines[0][1:])]]
+    return [(piece, "") for piece in _block_text_units(block)]
+
+
+def _block_text_units(block: _Block) -> list[str]:
     if block.kind == "code":
         return block.lines
     if block.children:
@@ -357,10 +367,10 @@ def chunk_units(text: str) -> list[AnswerUnit]:
     structured, lines = _structured_units(marked)
     units: list[AnswerUnit] = []
     for index, block in enumerate(_blocks(lines)):
-        for piece in _block_units(block, structured):
+        for piece, key in _block_units(block, structured):
             piece = piece.strip()
             if len(piece) >= _MIN_UNIT_CHARS and not _NOT_AN_ANSWER.match(piece):
-                units.append(AnswerUnit(piece, index, block.heading))
+                units.append(AnswerUnit(piece, index, block.heading, key))
     return units
 
 

@@ -488,6 +488,16 @@ def sentence_score(
     return sum(weight * (idf or {}).get(term, 1.0) for term, weight in query_terms.items() if term in found)
 
 
+ROW_KEY_SHARE = 1.0
+"""Extra share of a query term's weight a table row gets when the term is in the row's first cell, its key
+(`AnswerUnit.key`): the first cell names what the row is about ("National Day Golden Week"), the other
+cells say something of it — a row that names the question's subject only in a side column ("Related
+holiday: National Day") is about something else."""
+
+ANSWER_EVIDENCE = 5
+"""Evidence items, best first, whose units an extractive answer reads (as many as the answer evidence holds
+with the default `Context.answer_top_k`)."""
+
 CONTEXT_SHARE = 0.5
 """Share of a query term's weight a unit gets when the term is in its chunk (or heading path), not in it."""
 
@@ -613,7 +623,7 @@ def extractive_answer(
     evidence: list[Evidence],
     *,
     max_sentences: int = 3,
-    max_evidence: int = 3,
+    max_evidence: int = ANSWER_EVIDENCE,
     encoder: MeaningEncoder | None = None,
 ) -> ExtractiveAnswer | None:
     """Pick the best 1–`max_sentences` answer units of the top `max_evidence` chunks for `query`.
@@ -658,7 +668,10 @@ def extractive_answer(
             if holds_type(kind, sentence) and (unit_of_time is None or unit_of_time.search(sentence))
             else 1.0
         )
-        own = sentence_score(query_terms, sentence, idf) * bonus
+        key = chunks[rank][positions[0]].key
+        own = (
+            sentence_score(query_terms, sentence, idf) + ROW_KEY_SHARE * sentence_score(query_terms, key, idf)
+        ) * bonus
         inherited = CONTEXT_SHARE * context_score(query_terms, contexts[rank], sentence, idf) * bonus
         scored.append((own + inherited, rank, positions, own, sentence, ev_id))
     if not scored:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from haygraph.control.evidence import Evidence
+from haygraph.control.planning.answer_units import chunk_units
 from haygraph.control.planning.extractive import (
     answer_units,
     asked_measure,
@@ -201,6 +202,36 @@ class TestStructuredUnits:
             "Item Monitor → Amount: Lent, How: Desk",
         ]
         assert table_row_text([], ["a", "b"]) == "a | b"
+
+    def test_a_table_row_is_keyed_by_its_first_cell(self) -> None:
+        text = "| Item | Amount | How |\n|---|---|---|\n| Chair | USD 250 | Ask IT |\n"
+        assert [(u.text, u.key) for u in chunk_units(text)] == [
+            ("Item Chair → Amount: USD 250, How: Ask IT", "Chair")
+        ]
+        # a short two-column table is one unit about no single row; prose has no key
+        assert {u.key for u in chunk_units(LEAVE_CHUNK)} == {""}
+
+    def test_the_row_named_by_the_question_comes_before_rows_naming_it_in_a_side_column(self) -> None:
+        periods = (
+            "| Holiday | First day off | Last day off |\n|---|---|---|\n"
+            "| Labour Day | 2026-05-01 | 2026-05-05 |\n"
+            "| National Day Golden Week | 2026-10-01 | 2026-10-07 |\n"
+        )
+        make_up = (
+            "| Date | Weekday | Works as | Related holiday |\n|---|---|---|---|\n"
+            "| 2026-09-20 | Sunday | Normal working day | National Day |\n"
+            "| 2026-10-10 | Saturday | Normal working day | National Day |\n"
+        )
+        evidence = [ev("h::make-up", make_up, 0.8), ev("h::periods", periods, 0.7)]
+        result = extractive_answer("When is the National Day holiday in 2026?", evidence)
+        assert result is not None
+        assert result.units[0].startswith("Holiday National Day Golden Week → First day off: 2026-10-01")
+
+    def test_units_of_the_fourth_and_fifth_evidence_are_read(self) -> None:
+        evidence = [ev(f"c::{i}", "Nothing relevant here.") for i in range(4)] + [ev("c::9", "Refund rules.")]
+        result = extractive_answer("refund", evidence)
+        assert result is not None
+        assert result.evidence_ids == ["c::9"]
 
     def test_faq_pairs_lose_their_markers(self) -> None:
         units = answer_units(FAQ_CHUNK)
