@@ -498,6 +498,11 @@ ANSWER_EVIDENCE = 5
 """Evidence items, best first, whose units an extractive answer reads (as many as the answer evidence holds
 with the default `Context.answer_top_k`)."""
 
+WEIGHING_EVIDENCE = 3
+"""Evidence items, best first, whose units weigh the question's terms (`candidate_idf`): the lower-ranked
+items read after them add candidates, not weights — their vocabulary (another page's "callback", "time")
+would otherwise make the best chunks' distinctive terms look common."""
+
 CONTEXT_SHARE = 0.5
 """Share of a query term's weight a unit gets when the term is in its chunk (or heading path), not in it."""
 
@@ -631,7 +636,7 @@ def extractive_answer(
     Units (`answer_units`: list items with their continuation and default lines, sentences, table rows
     quoted with their header, FAQ pairs without markers, all read as text without Markdown or HTML
     markup; a unit without the asked-for type joined by the next one of its block that holds it) are
-    ranked by idf-weighted term overlap
+    ranked by idf-weighted term overlap (idf among the units of the top `WEIGHING_EVIDENCE` items)
     with the query (plus `CONTEXT_SHARE` of the query terms only their chunk or its heading path holds),
     times `TYPE_BONUS` when the unit holds the asked-for type (ties: better chunk first, earlier
     unit first); the best is kept, and after it those scoring at least half of the best whose own
@@ -660,7 +665,7 @@ def extractive_answer(
         for text, positions in _quoted_units(units, kind, own_heading(evidence[rank]))
     ]
     contexts = [" ".join([*item.heading_path, item.text]) for item in evidence[:max_evidence]]
-    idf = candidate_idf(query_terms, [unit.text for units in chunks for unit in units])
+    idf = candidate_idf(query_terms, [unit.text for units in chunks[:WEIGHING_EVIDENCE] for unit in units])
     scored: list[tuple[float, int, tuple[int, ...], float, str, str]] = []
     for rank, positions, sentence, ev_id in candidates:
         bonus = (

@@ -233,6 +233,14 @@ class TestStructuredUnits:
         assert result is not None
         assert result.evidence_ids == ["c::9"]
 
+    def test_lower_ranked_evidence_adds_candidates_not_weights(self) -> None:
+        # "alpha" fills the 4th and 5th items: it must not turn common, or "beta" would outweigh it
+        evidence = [ev("c::0", "Alpha is here."), ev("c::1", "Beta is there."), ev("c::2", "Nothing else.")]
+        evidence += [ev(f"c::{i}", "Alpha one. Alpha two. Alpha three. Alpha four.") for i in (3, 4)]
+        result = extractive_answer("alpha beta", evidence)
+        assert result is not None
+        assert result.units[0] == "Alpha is here."
+
     def test_faq_pairs_lose_their_markers(self) -> None:
         units = answer_units(FAQ_CHUNK)
         assert units == [
