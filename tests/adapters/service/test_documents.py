@@ -79,6 +79,20 @@ class TestLocateQuote:
         assert span is not None and text[span[0] : span[1]].startswith("Service")
         assert text[span[0] : span[1]].endswith("15 days")
 
+    def test_a_wide_table_row_is_its_own_line(self) -> None:
+        text = (
+            "## Holidays\n\n| Holiday | First day off | Last day off |\n|---|---|---|\n"
+            "| Labour Day | 2026-05-01 | 2026-05-05 |\n"
+            "| **National Day** Golden Week | 2026-10-01 | 2026-10-07 |\n"
+        )
+        quote = "Holiday National Day Golden Week → First day off: 2026-10-01, Last day off: 2026-10-07"
+        span = locate_quote(text, quote)
+        assert span is not None
+        assert text[span[0] : span[1]] == "**National Day** Golden Week | 2026-10-01 | 2026-10-07"
+        month = "| Month | Working days |\n|---|---|\n| January | 21 |\n| February | 16 |\n"
+        span = locate_quote(month, "Month February → 16")
+        assert span is not None and month[span[0] : span[1]] == "February | 16"
+
     def test_bidi_controls_left_out_of_the_quote_are_found(self) -> None:
         text = "Save it as \u202efdp.exe\u202c before **3 days**\x00 pass."
         start, end = locate_quote(text, "Save it as fdp.exe before 3 days pass.") or (0, 0)
