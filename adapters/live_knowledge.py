@@ -13,6 +13,10 @@ a lock; readers never take it.
 
 Readers without an event loop to run `watch` on (the MCP server of `haygraph serve-mcp`) call
 `fresh_retriever()` per request instead: it checks `CURRENT` at most every `check_interval_s`.
+
+On a PostgreSQL store (`store.backend: postgres`) the version is the manifest row's counter instead of
+`CURRENT` (one short query per check), so every process serving the same database sees a write of any
+other within one check interval plus the time to load the new version.
 """
 
 from __future__ import annotations
@@ -113,15 +117,27 @@ class LiveKnowledgeBase:
                 logger.warning("store reload failed, still serving the previous version: %s", exc)
         return self.current.retriever
 
+    def store_version(self) -> str | None:
+        """The store's newest saved version: `CURRENT`, or the PostgreSQL manifest's counter (None: none)."""
+        config = self.config
+        if config is not None and config.store.backend == "postgres":
+            from haygraph.retrieval.postgres.connection import store_version
+
+            version = store_version(config.store)
+            return None if version is None else str(version)
+        return read_pointer(self.store_dir)
+
     def load(self) -> Snapshot:
         """Open, warm up and publish the store's current version (raises the store's own errors)."""
         with self._reload_lock:
             return self._load_locked()
 
     def _load_locked(self) -> Snapshot:
-        version = read_pointer(self.store_dir) or "?"
+        version = self.store_version() or "?"
         start = time.perf_counter()
         kb = KnowledgeBase.open(self.store_dir, config=self.config)
+        if self.config is not None and self.config.store.backend == "postgres":
+            version = kb.store.version or version  # the version the rows were read at
         kb.share_query_models(self._query_models)
         retriever = HaystackRetriever(kb)
         retriever.warm_up()
@@ -145,14 +161,14 @@ class LiveKnowledgeBase:
 
     def reload_if_changed(self) -> bool:
         """Load the store again if `CURRENT` names another version; True when a new one was swapped in."""
-        pointer = read_pointer(self.store_dir)
+        pointer = self.store_version()
         snap = self._current
         if pointer is None or (snap is not None and pointer == snap.version):
             return False
         if not self._reload_lock.acquire(blocking=False):
             return False  # a reload is already under way
         try:
-            if self._current is not None and read_pointer(self.store_dir) == self._current.version:
+            if self._current is not None and self.store_version() == self._current.version:
                 return False
             self._load_locked()
             return True

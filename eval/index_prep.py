@@ -104,8 +104,8 @@ def prepare_index(
 ) -> tuple[KnowledgeBase, IndexInfo]:
     """Open a compatible index in ``store_dir`` or build one (kept there when a directory is given)."""
     corpus_path = dataset_dir / "corpus.jsonl"
-    if config.store.backend == "qdrant":
-        return _prepare_qdrant(corpus_path, config, progress=progress)
+    if config.store.backend != "embedded":
+        return _prepare_remote(corpus_path, config, progress=progress)
     if store_dir is not None and (Path(store_dir) / "CURRENT").exists():
         reason, kb = _reusable(store_dir, config, corpus_path, need_embeddings)
         if kb is not None:
@@ -123,23 +123,32 @@ def prepare_index(
     return kb, _info(kb, time.perf_counter() - start, None, None, reused=False)
 
 
-def _prepare_qdrant(
+def _prepare_remote(
     corpus_path: Path, config: RetrievalConfig, *, progress: bool
 ) -> tuple[KnowledgeBase, IndexInfo]:
-    """Reuse the Qdrant collection ``config.store`` names when it holds this corpus, else rebuild it.
+    """Reuse the Qdrant collection or PostgreSQL table ``config.store`` names when it holds this corpus.
 
-    The collection is the store (``--store`` is not used). It is always built with embeddings, even for
-    BM25-only runs: its dense vector size is fixed when it is created (the vectors come from the cache).
+    Otherwise it is dropped and rebuilt. It is the store (``--store`` is not used), always built with
+    embeddings, even for BM25-only runs: its dense vector size is fixed when it is created (the vectors
+    come from the cache).
     """
-    from haygraph.retrieval.qdrant import connection
+    if config.store.backend == "postgres":
+        from haygraph.retrieval.postgres import connection as pg
 
-    if connection.collection_exists(config.store):
+        exists = pg.store_version(config.store) is not None
+        where, drop = pg.describe(config.store), pg.drop_store
+    else:
+        from haygraph.retrieval.qdrant import connection as qd
+
+        exists = qd.collection_exists(config.store)
+        where, drop = qd.describe(config.store), qd.drop_collection
+    if exists:
         reason, kb = _reusable(None, config, corpus_path, True)
         if kb is not None:
-            logger.info("reusing the Qdrant collection %s", kb.store.path)
+            logger.info("reusing the store %s", kb.store.path)
             return kb, _info(kb, None, None, None, reused=True)
-        logger.info("rebuilding the Qdrant collection %s: %s", connection.describe(config.store), reason)
-        connection.drop_collection(config.store)
+        logger.info("rebuilding the store %s: %s", where, reason)
+        drop(config.store)
     kb = KnowledgeBase(config)
     report = kb.index_beir(corpus_path, progress=progress, save=True)
     return kb, _info(kb, report.seconds, report.embedded, report.from_cache, reused=False)

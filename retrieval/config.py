@@ -9,6 +9,7 @@ and config files are size- and depth-limited before they are validated.
 from __future__ import annotations
 
 import json
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -441,25 +442,53 @@ class StoreConfig(_Section):
     ``embedded`` (default): one directory, loaded into the process (`EmbeddedDocumentStore`).
     ``qdrant``: a Qdrant collection through `qdrant-haystack` — give exactly one of `url` (a server or
     cluster), `path` (local mode on disk) or `location` (``":memory:"``, local mode in memory).
+    ``postgres``: a PostgreSQL table with the pgvector extension through `pgvector-haystack` — give `url`
+    (``postgresql://user@host:5432/db``; the password from ``PGPASSWORD`` or `password_env`, never in a
+    config file) and optionally `collection` (the table name).
     """
 
-    backend: Literal["embedded", "qdrant"] = "embedded"
-    url: str | None = Field(default=None, description="Qdrant server URL, e.g. http://localhost:6333.")
+    backend: Literal["embedded", "qdrant", "postgres"] = "embedded"
+    url: str | None = Field(
+        default=None,
+        description="Qdrant server URL (http://localhost:6333) or PostgreSQL URL (postgresql://user@host/db).",
+    )
     path: str | None = Field(default=None, description="Directory of a Qdrant local-mode (embedded) store.")
     location: str | None = Field(default=None, description='":memory:" for an in-memory local-mode store.')
-    collection: str = Field(default="haygraph", min_length=1, max_length=255, pattern=r"^[A-Za-z0-9_.\-]+$")
+    collection: str = Field(
+        default="haygraph",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[A-Za-z0-9_.\-]+$",
+        description="Qdrant collection, or PostgreSQL table (letters, digits and _ only there).",
+    )
     api_key_env: str | None = Field(
         default=None, description="Name of the environment variable holding the Qdrant API key."
+    )
+    password_env: str | None = Field(
+        default=None,
+        description="Name of the environment variable holding the PostgreSQL password (default: libpq's "
+        "own PGPASSWORD, or ~/.pgpass).",
     )
     fusion: Literal["haygraph", "qdrant"] = Field(
         default="haygraph",
         description="Hybrid fusion: ours (query.fusion: RRF or min-max, weights, presets) over Qdrant's "
         "sparse and dense results, or Qdrant's server-side RRF.",
     )
-    timeout: int = Field(default=10, gt=0, le=600, description="Seconds per Qdrant request.")
+    timeout: int = Field(default=10, gt=0, le=600, description="Seconds per Qdrant or PostgreSQL request.")
     shard_number: int | None = Field(default=None, gt=0, le=1024, description="Shards of a new collection.")
     replication_factor: int | None = Field(
         default=None, gt=0, le=64, description="Copies of each shard of a new collection (cluster only)."
+    )
+    search: Literal["exact", "hnsw"] = Field(
+        default="exact",
+        description="PostgreSQL dense search: exact (a scan, recall 1) or an HNSW index (approximate, fast).",
+    )
+    hnsw_m: int = Field(default=16, ge=2, le=100, description="HNSW graph degree (PostgreSQL, when built).")
+    hnsw_ef_construction: int = Field(
+        default=64, ge=4, le=1000, description="HNSW build-time candidate list (PostgreSQL, when built)."
+    )
+    hnsw_ef_search: int = Field(
+        default=100, ge=1, le=1000, description="HNSW query-time candidates (PostgreSQL): recall vs speed."
     )
 
     @model_validator(mode="after")
@@ -470,8 +499,21 @@ class StoreConfig(_Section):
                 "store.backend qdrant needs exactly one of store.url, store.path or store.location, "
                 f"but got {', '.join(given) or 'none'}"
             )
+        if self.backend == "postgres":
+            if given != ["url"]:
+                raise ValueError(
+                    "store.backend postgres needs store.url (postgresql://user@host:5432/db) and no "
+                    f"store.path or store.location, but got {', '.join(given) or 'none'}"
+                )
+            if not str(self.url).startswith(("postgresql://", "postgres://")):
+                raise ValueError(f"store.url must start with postgresql://, but got {self.url!r}")
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,50}", self.collection):
+                raise ValueError(
+                    "store.collection names a PostgreSQL table here: a letter or _, then letters, digits "
+                    f"or _ (at most 51), but got {self.collection!r}"
+                )
         if self.backend == "embedded" and given:
-            raise ValueError(f"store.{given[0]} only applies to store.backend qdrant")
+            raise ValueError(f"store.{given[0]} only applies to store.backend qdrant or postgres")
         if self.location is not None and self.location != ":memory:":
             raise ValueError(f'store.location must be ":memory:", but got {self.location!r} (use store.url)')
         return self

@@ -208,21 +208,29 @@ def open_store(
     store_dir: str | Path | None, config: RetrievalConfig | None
 ) -> tuple[RetrievalConfig, EmbeddedDocumentStore]:
     """The newest saved version of a store and the settings to search it with (see `KnowledgeBase.open`)."""
-    if config is not None and config.store.backend == "qdrant":
-        return _open_qdrant(config)
+    if config is not None and config.store.backend != "embedded":
+        return _open_remote(config)
     if store_dir is None:
         raise ArgumentError(
-            "store_dir must be a directory path (it may be None only when config.store.backend is qdrant)"
+            "store_dir must be a directory path (it may be None only when config.store.backend is qdrant "
+            "or postgres)"
         )
     store = EmbeddedDocumentStore.load(store_dir)
     where = str((store.version_dir or Path(store_dir)) / "manifest.json")
     return merge_store_config(store.meta.get("config"), config, where=where), store
 
 
-def _open_qdrant(config: RetrievalConfig) -> tuple[RetrievalConfig, EmbeddedDocumentStore]:
-    from haygraph.retrieval.qdrant.store import QdrantStore
+def _open_remote(config: RetrievalConfig) -> tuple[RetrievalConfig, EmbeddedDocumentStore]:
+    """Open the Qdrant collection or PostgreSQL table `config.store` names."""
+    store: Any
+    if config.store.backend == "postgres":
+        from haygraph.retrieval.postgres.store import PostgresStore
 
-    store = QdrantStore.open(config.store, config.bm25)
+        store = PostgresStore.open(config.store, config.bm25)
+    else:
+        from haygraph.retrieval.qdrant.store import QdrantStore
+
+        store = QdrantStore.open(config.store, config.bm25)
     merged = merge_store_config(store.meta.get("config"), config, where=store.path or "")
     merged = merged.with_overrides(store=config.store.model_dump())  # where it is now, not where it was
     store.use_bm25(merged.bm25)
@@ -230,7 +238,11 @@ def _open_qdrant(config: RetrievalConfig) -> tuple[RetrievalConfig, EmbeddedDocu
 
 
 def new_store(config: RetrievalConfig, store_dir: str | Path | None) -> EmbeddedDocumentStore:
-    """The store `config.store` asks for: an embedded one at `store_dir`, or a Qdrant collection."""
+    """The store `config.store` asks for: an embedded one at `store_dir`, a Qdrant collection or a table."""
+    if config.store.backend == "postgres":
+        from haygraph.retrieval.postgres.store import PostgresStore
+
+        return PostgresStore(config.store, config.bm25)
     if config.store.backend == "qdrant":
         from haygraph.retrieval.qdrant.store import QdrantStore
 

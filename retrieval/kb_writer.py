@@ -4,7 +4,7 @@
 that reader's query pipelines after every change. Every change runs inside `writing()`: the store's
 writer lock is held and the newest saved version is loaded first, so concurrent writers (other
 processes, other KnowledgeBase objects) never lose each other's updates. Copying a store to another
-backend is `haygraph.retrieval.qdrant.copy`.
+backend is `haygraph.retrieval.store_copy`.
 """
 
 from __future__ import annotations

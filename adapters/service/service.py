@@ -180,6 +180,10 @@ class HaygraphService:
 
         if config is not None and config.store.backend == "qdrant":
             return False
+        if config is not None and config.store.backend == "postgres":
+            from haygraph.retrieval.postgres.connection import store_version
+
+            return store_version(config.store) is None  # no store in the database yet: uploads create it
         root = Path(self.settings.store_dir)
         if store_exists(root) or not root.is_dir():
             return False  # a missing directory stays an error (a mistyped --store), named by the store

@@ -2,7 +2,7 @@
 
 Retrieval (BM25 as IDF-weighted sparse vectors, dense vectors, filters, tenancy) runs in Qdrant through
 `qdrant-haystack`'s retrievers. The process also keeps a catalog of the documents (the
-`EmbeddedDocumentStore` this class extends, never written to disk): the lifecycle code of
+`CatalogStore` this class extends, never written to disk): the lifecycle code of
 `KnowledgeBase` (incremental indexing, removal by source, tenant-aware deduplication) and the
 relevance stage (its BM25 coverage signals and the cosine of BM25-only hits) read it. It is loaded from
 the collection by `open` and kept in step by `save`, which pushes the documents written and deleted since
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from haystack import Document
-from haystack.document_stores.types import DuplicatePolicy
 
+from haygraph.retrieval.catalog_store import CatalogStore
 from haygraph.retrieval.config import BM25Config, StoreConfig
 from haygraph.retrieval.errors import StoreError, StoreNotFoundError
 from haygraph.retrieval.qdrant import connection
@@ -33,40 +33,18 @@ logger = logging.getLogger(__name__)
 _WRITE_BATCH = 256
 
 
-class QdrantStore(EmbeddedDocumentStore):
+class QdrantStore(CatalogStore):
     """A Qdrant collection (`qdrant`) with the process-local catalog `KnowledgeBase` reads."""
 
     def __init__(self, settings: StoreConfig, bm25: BM25Config | None = None) -> None:
         """Describe the target; nothing is connected until `open`, `save` or `qdrant` is called."""
-        super().__init__(path=None)
+        super().__init__()
         self.settings = settings
         self.bm25 = bm25 or BM25Config()
         self.path = connection.describe(settings)
-        self._written: set[str] = set()
-        self._deleted: set[str] = set()
         self._qdrant: Any = None
 
     # -- the catalog -------------------------------------------------------------------------------
-    def write_documents(
-        self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE
-    ) -> int:
-        """Write to the catalog and remember the ids for the next `save`."""
-        before = {d.id: d for d in documents if d.id in self._index}
-        written = super().write_documents(documents, policy)
-        if written:
-            for doc in documents:
-                if doc.id not in before or policy == DuplicatePolicy.OVERWRITE:
-                    self._written.add(doc.id)
-                    self._deleted.discard(doc.id)
-        return written
-
-    def delete_documents(self, document_ids: list[str]) -> None:
-        """Delete from the catalog and remember the ids for the next `save`."""
-        present = [i for i in document_ids if i in self._index]
-        super().delete_documents(document_ids)
-        self._deleted.update(present)
-        self._written.difference_update(present)
-
     @contextmanager
     def writing(self) -> Iterator[EmbeddedDocumentStore]:
         """Before the first change, load the collection's existing content (as the embedded store catches up).
@@ -78,12 +56,6 @@ class QdrantStore(EmbeddedDocumentStore):
             self._adopt(opened)
             self._qdrant = opened._qdrant
         yield self
-
-    def clear(self) -> None:
-        """Forget every document; the next `save` deletes them from the collection."""
-        self._deleted.update(d.id for d in self._docs)
-        self._written.clear()
-        self._reset()
 
     # -- Qdrant ------------------------------------------------------------------------------------
     def qdrant(self) -> Any:
@@ -130,21 +102,19 @@ class QdrantStore(EmbeddedDocumentStore):
             b=self.bm25.b,
         )
         qdrant = self.qdrant()
-        written = [self._with_embedding(self._index[i]) for i in sorted(self._written) if i in self._index]
+        written, deleted = self.pending()
         with connection.qdrant_errors(self.settings):
             for start in range(0, len(written), _WRITE_BATCH):
                 batch = embedder.run(written[start : start + _WRITE_BATCH])["documents"]
                 qdrant._client.upsert(self.settings.collection, points=to_points(batch), wait=True)
-            if self._deleted:
-                qdrant.delete_documents(sorted(self._deleted))
+            if deleted:
+                qdrant.delete_documents(deleted)
         self.meta["sparse"] = sparse
         if dimension is not None:
             self.meta["dimension"] = dimension
         connection.write_manifest(self.settings, self.meta)
-        logger.info("%s: wrote %d, deleted %d documents", self.path, len(written), len(self._deleted))
-        self._written.clear()
-        self._deleted.clear()
-        self.dirty = False
+        logger.info("%s: wrote %d, deleted %d documents", self.path, len(written), len(deleted))
+        self._saved()
         return Path(self.path or "")
 
     def _sparse_settings(self) -> dict[str, Any]:

