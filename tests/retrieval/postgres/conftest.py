@@ -1,4 +1,4 @@
-"""PostgreSQL test targets: a fresh table per test on the session's server (`pg_settings` in tests/conftest.py).
+"""PostgreSQL test targets: a fresh table per test on the session server (`pg_settings`, tests/conftest.py).
 
 The embedding model is patched out (8-d hash vectors), as in the Qdrant tests.
 """

@@ -1,4 +1,4 @@
-"""A PostgreSQL-backed KnowledgeBase against the embedded one: same results, lifecycle, tenancy in SQL, writers.
+"""A PostgreSQL-backed KnowledgeBase against the embedded one: results, lifecycle, tenancy in SQL, writers.
 
 Runs against the live PostgreSQL + pgvector server of the test session (one table per test).
 """
