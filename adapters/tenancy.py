@@ -1,7 +1,8 @@
 """Tenancy and retrieval scope: one mechanism for every retrieval surface (SPEC §9).
 
-A caller bound to a tenant gets `{"field": "meta.tenant", "operator": "==", "value": T}` merged with
-its own filters by AND — Haystack's `FilterPolicy.MERGE` for a logical filter — so a request can
+A caller bound to a tenant T sees T's chunks and the chunks shared by every tenant (`meta.tenant`
+``"*"``, indexed with ``--meta tenant=*``): `{"field": "meta.tenant", "operator": "in", "value": [T, "*"]}`
+merged with its own filters by AND — Haystack's `FilterPolicy.MERGE` for a logical filter — so a request can
 narrow what it sees but never widen it (a request filter naming another tenant matches nothing).
 `ScopedRetriever` applies the merge inside the control plane's `Retriever`, so every path that goes
 through it — the graph's retrieve/expand nodes, the `search_knowledge_base` tool, MCP search and
@@ -21,6 +22,8 @@ from haygraph.adapters.errors import ScopeError
 from haygraph.control.evidence import Evidence, Retriever
 
 TENANT_FIELD = "meta.tenant"
+SHARED_TENANT = "*"
+"""`meta.tenant` of documents every tenant may read (a handbook); no caller is bound to it."""
 MAX_TENANT_CHARS = 128
 _PROBE = Document(content="", meta={})
 
@@ -38,6 +41,10 @@ def check_tenant(tenant: Any, *, name: str = "tenant") -> str:
         raise ScopeError(f"{name} must be at most {MAX_TENANT_CHARS} characters, but has {len(tenant)}")
     if any(unicodedata.category(ch)[0] == "C" for ch in tenant):
         raise ScopeError(f"{name} {tenant[:40]!r} contains control or invisible characters")
+    if tenant == SHARED_TENANT:
+        raise ScopeError(
+            f"{name} '*' marks documents shared by every tenant; bind the caller to a tenant name instead"
+        )
     return tenant
 
 
@@ -58,8 +65,22 @@ def check_filters(filters: Any, *, name: str = "filters") -> dict[str, Any] | No
 
 
 def tenant_filter(tenant: str) -> dict[str, Any]:
-    """The filter that keeps only `tenant`'s chunks."""
+    """The filter that keeps the chunks `tenant` may read: its own and the shared ones (`SHARED_TENANT`).
+
+    Every store backend runs it where the documents are: the embedded store in the process, Qdrant as
+    a payload `match any`, PostgreSQL as ``meta->>'tenant' = ANY(...)``.
+    """
+    return {"field": TENANT_FIELD, "operator": "in", "value": [tenant, SHARED_TENANT]}
+
+
+def own_filter(tenant: str) -> dict[str, Any]:
+    """The filter that keeps only `tenant`'s own chunks (what it may list, re-index and remove)."""
     return {"field": TENANT_FIELD, "operator": "==", "value": tenant}
+
+
+def visible_to(tenant: str | None, chunk_tenant: Any) -> bool:
+    """Whether a caller bound to `tenant` (None: unbound, sees all) may read a chunk of `chunk_tenant`."""
+    return tenant is None or chunk_tenant in (tenant, SHARED_TENANT)
 
 
 def merge_filters(tenant: str | None, filters: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -30,6 +30,7 @@ import secrets
 import threading
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ from haygraph.adapters.service.errors import (
     NotFoundError,
 )
 from haygraph.adapters.service.keys import Caller
-from haygraph.adapters.tenancy import tenant_filter
+from haygraph.adapters.tenancy import SHARED_TENANT, own_filter
 from haygraph.retrieval.converters import SUPPORTED_EXTENSIONS
 from haygraph.retrieval.errors import RetrievalError, UnreadableFileError
 from haygraph.retrieval.office_formats import check_unpacked_size
@@ -134,7 +135,13 @@ def tenant_folder_name(tenant: str | None) -> str:
 
 
 def _scope(tenant: str | None) -> dict[str, Any] | None:
-    return None if tenant is None else tenant_filter(tenant)
+    """The caller's own sources (shared documents are read by every tenant, managed by none)."""
+    return None if tenant is None else own_filter(tenant)
+
+
+def _tenant_of(doc: Document) -> str | None:
+    tenant = doc.meta.get("tenant")
+    return tenant if isinstance(tenant, str) else None
 
 
 def source_rows(documents: Iterable[Document], uploads: Path) -> list[dict[str, Any]]:
@@ -244,6 +251,7 @@ class DocumentManager:
         self._jobs: dict[str, IndexJob] = {}
         self._jobs_lock = threading.Lock()
         self._writer: Any = None
+        self._tenant_counts: tuple[Any, Counter[str | None]] | None = None
         self._write_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="haygraph-index")
         self._journal_lock = threading.Lock()
@@ -294,6 +302,24 @@ class DocumentManager:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     # -- reading -----------------------------------------------------------------------------------
+    def tenant_chunks(self) -> Counter[str | None]:
+        """Chunks per `meta.tenant` in the current snapshot (None: without a tenant); cached per version."""
+        if not self.knowledge.ready:
+            return Counter()
+        snap = self.knowledge.current
+        cached = self._tenant_counts
+        if cached is None or cached[0] is not snap:
+            counts = Counter(_tenant_of(d) for d in snap.kb.store.documents)
+            cached = self._tenant_counts = (snap, counts)
+        return cached[1]
+
+    def visible_chunks(self, tenant: str | None) -> int:
+        """Chunks a caller bound to `tenant` can read: its own and the shared ones (all without a tenant)."""
+        counts = self.tenant_chunks()
+        if tenant is None:
+            return sum(counts.values())
+        return counts[tenant] + counts[SHARED_TENANT]
+
     def sources(self, caller: Caller) -> list[dict[str, Any]]:
         """The caller's sources in the current snapshot (every source without `--api-keys`)."""
         if not self.knowledge.ready:

@@ -193,8 +193,9 @@ class StatusView(BaseModel):
     tenant: str | None
     write: bool = Field(description="Whether the key may upload, re-index and remove documents.")
     store_version: str | None
-    chunks: int = Field(description="Chunks the key sees.")
-    sources: int = Field(description="Documents the key sees.")
+    chunks: int = Field(description="Chunks the key sees: its tenant's and the shared ones (tenant *).")
+    shared_chunks: int = Field(default=0, description="Chunks shared by every tenant (tenant *).")
+    sources: int = Field(description="Documents of the key's own tenant (shared documents are not listed).")
     embedding_model: str | None
     retrieval_mode: str | None
     reranker: str | None

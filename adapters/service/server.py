@@ -16,6 +16,7 @@ from haygraph.adapters.service.service import HaygraphService
 from haygraph.adapters.service.settings import ServiceSettings
 from haygraph.adapters.service.shutdown import GracefulServer, server_config
 from haygraph.adapters.service.threads import check_threads_db, describe_threads_db
+from haygraph.adapters.tenancy import SHARED_TENANT
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,9 @@ def startup_lines(service: HaygraphService) -> list[str]:
     else:
         tenants = sorted({g.tenant for g in service.keyring.grants})
         lines.append(f"API keys: {len(service.keyring)} for tenant(s) {', '.join(tenants)}")
+        unseen = unseen_chunks_warning(service, set(tenants))
+        if unseen:
+            lines.append(unseen)
     lines.append(
         f"load: {s.in_flight_limit} requests in flight, {s.queue_limit} waiting, then 429 (--max-in-flight, "
         "--max-queue)"
@@ -50,6 +54,27 @@ def startup_lines(service: HaygraphService) -> list[str]:
         f"listening on http://{s.host}:{s.port} (the page at /, API docs at /docs); Ctrl-C stops gracefully"
     )
     return lines
+
+
+def unseen_chunks_warning(service: HaygraphService, tenants: set[str]) -> str | None:
+    """One line when some chunks are visible to no API key (a tenant no key has), with the fix."""
+    if service.documents is None:
+        return None
+    counts = service.documents.tenant_chunks()
+    unseen = {t: n for t, n in counts.items() if t != SHARED_TENANT and t not in tenants}
+    if not unseen:
+        return None
+    total = sum(unseen.values())
+    kinds = ", ".join(
+        f"{n} {'without a tenant' if t is None else f'of tenant {t!r}'}"
+        for t, n in sorted(unseen.items(), key=lambda item: -item[1])[:3]
+    )
+    line = (
+        f"WARNING: {total} of {sum(counts.values())} chunks are visible to no API key ({kinds}); index "
+        "documents every tenant may read with --meta tenant=* and one tenant's with --meta tenant=NAME "
+        "(haygraph index --store STORE --meta tenant=* DIR), or add a key for that tenant"
+    )
+    return line
 
 
 def serve(settings: ServiceSettings, *, announce: Callable[[str], None] | None = None) -> None:

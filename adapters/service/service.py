@@ -33,13 +33,24 @@ from haygraph.adapters.service.settings import ServiceSettings
 from haygraph.adapters.service.tenancy import ScopedRetriever, thread_key
 from haygraph.adapters.service.threads import describe_threads_db, open_checkpointer, threads_unavailable
 from haygraph.adapters.service.turns import RunCounter, TurnRequest
+from haygraph.adapters.tenancy import SHARED_TENANT
 from haygraph.control import Context, build_graph, result_from_state
 from haygraph.control.api import pending_confirmation
 from haygraph.control.planning import meaning
 from haygraph.control.planning.answerability import shipped_model
+from haygraph.control.texts import Bilingual
 from haygraph.control.tools import ContractToolExecutor
 
 logger = logging.getLogger(__name__)
+
+NO_DOCUMENTS_FOR_KEY = Bilingual(
+    en="This API key (tenant {tenant}) can see no documents in the knowledge base, so nothing can be "
+    "answered. Ask the service's operator to index documents for this tenant (--meta tenant={tenant}) "
+    "or shared by every tenant (--meta tenant=*).",
+    zh="此 API 密钥（租户 {tenant}）在知识库中看不到任何文档，因此无法回答。请联系服务管理员为该租户索引文档"
+    "（--meta tenant={tenant}），或索引所有租户共享的文档（--meta tenant=*）。",
+)
+"""The refusal of a key that sees no documents (instead of "could not find evidence")."""
 
 
 WARM_QUESTIONS = ("How many days of annual leave do I get?", "年假有几天？")
@@ -319,7 +330,16 @@ class HaygraphService:
             runs=self.runs,
             stop=self.stopping,
             fallback_graph=self.stateless_graph,
+            no_documents=self.no_documents_message(caller, question),
         )
+
+    def no_documents_message(self, caller: Caller, question: str) -> str | None:
+        """The refusal for a tenant-bound key that can read no chunk at all (None: it can read some)."""
+        if caller.tenant is None or self.documents is None or not self.knowledge or not self.knowledge.ready:
+            return None
+        if self.documents.visible_chunks(caller.tenant) > 0:
+            return None
+        return NO_DOCUMENTS_FOR_KEY.for_question(question, tenant=caller.tenant)
 
     async def confirmation(self, caller: Caller, thread_id: str, *, approve: bool) -> TurnRequest:
         """Prepare the run that answers the confirmation a paused turn of the caller's thread waits for.
@@ -434,6 +454,7 @@ class HaygraphService:
             "write": caller.write,
             "store_version": None,
             "chunks": 0,
+            "shared_chunks": 0,
             "sources": 0,
             "embedding_model": None,
             "retrieval_mode": None,
@@ -452,10 +473,12 @@ class HaygraphService:
         snap = knowledge.current
         config = snap.kb.config
         rows = self.documents.sources(caller) if self.documents is not None else []
+        shared = self.documents.tenant_chunks()[SHARED_TENANT] if self.documents is not None else 0
         out.update(
             health="ready",
             store_version=snap.version,
-            chunks=sum(r["chunks"] for r in rows),
+            chunks=self.documents.visible_chunks(caller.tenant) if self.documents is not None else 0,
+            shared_chunks=shared,
             sources=len(rows),
             embedding_model=f"{config.embedder.model} ({config.embedder.backend})",
             retrieval_mode=config.query.mode,

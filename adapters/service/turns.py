@@ -87,6 +87,9 @@ class TurnRequest:
     """Set when the service stops running turns (shutdown grace over): the run is cancelled."""
     fallback_graph: Any = field(default=None, compare=False)
     """The graph without a checkpointer, for answering a thread turn when the threads database fails."""
+    no_documents: str | None = None
+    """Set when the caller's key sees no documents at all: an `insufficient_evidence` answer says this
+    instead of "could not find evidence" (the operator's fix, not the user's question, is the problem)."""
 
     def run_kwargs(self, **extra: Any) -> dict[str, Any]:
         """Keyword arguments of `ainvoke` / `astream`."""
@@ -192,7 +195,14 @@ async def ask_turn(request: TurnRequest) -> dict[str, Any]:
     finally:
         if request.runs is not None:
             request.runs.exit()
-    return result_from_state(dict(state), (time.perf_counter() - start) * 1000.0)
+    return explain_refusal(result_from_state(dict(state), (time.perf_counter() - start) * 1000.0), request)
+
+
+def explain_refusal(result: dict[str, Any], request: TurnRequest) -> dict[str, Any]:
+    """The result, its refusal replaced by `request.no_documents` when the key sees no documents."""
+    if request.no_documents is None or result.get("status") != "insufficient_evidence":
+        return result
+    return {**result, "answer": request.no_documents}
 
 
 def _node_ms(update: Any, node: str) -> float:
@@ -231,7 +241,9 @@ async def _run_events(request: TurnRequest) -> AsyncIterator[TurnEvent]:
         else:
             logger.exception("graph run failed (thread %s)", request.thread_key)
         final = final or failed_state()
-    result = result_from_state(final or failed_state(), (time.perf_counter() - start) * 1000.0)
+    result = explain_refusal(
+        result_from_state(final or failed_state(), (time.perf_counter() - start) * 1000.0), request
+    )
     rest = closing_text(tokens.text, result["answer"]) if result["status"] != "rejected" else ""
     for piece in answer_pieces(rest):
         yield TurnEvent("token", {"text": piece})

@@ -107,6 +107,16 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 # -- stores -------------------------------------------------------------------------------------------
 TENANTS = ("A", "B")
+SHARED_QUESTION = "Which wifi network do visitors use in the office?"
+
+
+def _shared_doc() -> Any:
+    from haystack import Document
+
+    return Document(
+        content="Company-wide notice: visitors use the office wifi network GuestNet; ask reception.",
+        meta={"tenant": "*", "source_id": "shared-wifi.md"},
+    )
 
 
 def build_handbook_tenant_store(store: Path, *, real_model: bool, cache_dir: Path | None = None) -> Path:
@@ -122,6 +132,8 @@ def build_handbook_tenant_store(store: Path, *, real_model: bool, cache_dir: Pat
     from haygraph.retrieval import KnowledgeBase, RetrievalConfig, sample_handbook_path
     from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
     from tests.adapters.tenant_helpers import BM25_ONLY, DOCS
+
+    SHARED_DOC = _shared_doc()  # every tenant reads it (meta.tenant "*")
     from tests.retrieval.store_helpers import fake_warm_up
 
     config = RetrievalConfig()
@@ -134,7 +146,7 @@ def build_handbook_tenant_store(store: Path, *, real_model: bool, cache_dir: Pat
     with fake, kb.writing():
         for tenant in TENANTS:
             kb.index([sample_handbook_path()], meta={"tenant": tenant}, progress=False)
-        kb.index_documents([Document(content=d.content, meta=dict(d.meta)) for d in DOCS])
+        kb.index_documents([Document(content=d.content, meta=dict(d.meta)) for d in [*DOCS, SHARED_DOC]])
     return store
 
 
@@ -173,3 +185,30 @@ def qdrant_tenant_config(bm25_tenant_store: Path, tmp_path_factory: pytest.TempP
     copy_store(bm25_tenant_store, config)
     yield config
     drop_target(settings)
+
+
+@pytest.fixture(scope="module")
+def postgres_tenant_config(bm25_tenant_store: Path, pg_settings_module: dict[str, Any]) -> Any:
+    """`bm25_tenant_store` copied into a PostgreSQL table on the test session's server; its config."""
+    pytest.importorskip("haystack_integrations.document_stores.pgvector")
+    from haygraph.retrieval import RetrievalConfig
+    from haygraph.retrieval.store_copy import StoreLocation, copy_store
+
+    config = RetrievalConfig.from_dict({"store": pg_settings_module})
+    copy_store(StoreLocation(directory=bm25_tenant_store), StoreLocation(config=config))
+    return config
+
+
+@pytest.fixture(scope="module")
+def pg_settings_module(pgvector_cluster: Any) -> Iterator[dict[str, Any]]:
+    """A table on the session's PostgreSQL server for one module; dropped afterwards."""
+    import contextlib
+
+    from haygraph.retrieval.config import StoreConfig
+    from haygraph.retrieval.postgres import connection
+
+    settings = {"backend": "postgres", "url": pgvector_cluster.url, "collection": f"adv_{os.getpid()}"}
+    connection.drop_store(StoreConfig(**settings))
+    yield settings
+    with contextlib.suppress(Exception):
+        connection.drop_store(StoreConfig(**settings))

@@ -17,7 +17,7 @@ from mcp.server.fastmcp.exceptions import ToolError
 
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.mcp.server import create_mcp_server
-from haygraph.adapters.tenancy import ScopedRetriever
+from haygraph.adapters.tenancy import ScopedRetriever, visible_to
 from tests.adapters.tenant_helpers import store_tenants
 from tests.adversarial.conftest import Tally
 from tests.adversarial.inputs import ALL_VALUES, ids
@@ -84,5 +84,5 @@ def test_hostile_argument(
         classify(SURFACE, "crash", f"{tool}.{argument}={label}: {type(exc).__name__}: {exc}"[:500])
         return
     found = out["result"] if tool == "search_knowledge_base" else [out]
-    leaked = [h["id"] for h in found if owner.get(h["id"]) != "A"]
+    leaked = [h["id"] for h in found if not visible_to("A", owner.get(h["id"]))]
     classify(SURFACE, "foreign_chunk" if leaked else "ok", f"{tool}.{argument}={label}: {leaked[:3]}")

@@ -18,7 +18,7 @@ import pytest
 
 from haygraph.adapters.agent import build_agent
 from haygraph.adapters.errors import AdapterError
-from haygraph.adapters.tenancy import merge_filters
+from haygraph.adapters.tenancy import merge_filters, visible_to
 from haygraph.control.api import Agent
 from haygraph.control.errors import ControlError
 from haygraph.control.graph.state import Status
@@ -72,7 +72,7 @@ def check_turn(
 ) -> None:
     if result is None:
         return
-    leaked = [e["id"] for e in result.get("evidence") or [] if env["owner"].get(e["id"]) != "A"]
+    leaked = [e["id"] for e in result.get("evidence") or [] if not visible_to("A", env["owner"].get(e["id"]))]
     if leaked:
         classify(SURFACE, "foreign_chunk", f"{what}={label}: {leaked[:3]}")
     elif result.get("status") not in STATUSES or not isinstance(result.get("answer"), str | None):
@@ -94,7 +94,7 @@ class TestHostileValues:
             lambda: env["kb"].search(value, filters=merge_filters("A", None)),
         )
         if result is not None:
-            leaked = [h.id for h in result.hits if env["owner"].get(h.id) != "A"]
+            leaked = [h.id for h in result.hits if not visible_to("A", env["owner"].get(h.id))]
             classify(SURFACE, "foreign_chunk" if leaked else "ok", f"search.query={label}: {leaked[:3]}")
 
     def test_search_filters(

@@ -3,7 +3,8 @@
 Each query draws a tenant, a question (from both tenants' shared handbook, tenant-specific documents,
 and hostile strings) and a request filter that narrows (a source), tries to widen (the other tenant,
 an OR with the other tenant) or is absent. Every surface bound to the tenant runs it; every chunk id
-that comes back is looked up in the store and must belong to the tenant:
+that comes back is looked up in the store and must belong to the tenant or be shared by every tenant
+(`meta.tenant` "*": a company-wide notice that both tenants' questions include, and that must come back):
 
 - `KnowledgeBase.search` with the tenant filter merged in (the Python API);
 - `Agent.ask` of `build_agent(tenant=T, example_tools=True)` (graph retrieve and expand);
@@ -12,8 +13,9 @@ that comes back is looked up in the store and must belong to the tenant:
 - MCP `search_knowledge_base` and `get_chunk` (any id of the store, either tenant's) over a live store;
 - the HTTP service: `/v1/search`, `/v1/ask`, `/v1/chat/completions` with the tenant's API key.
 
-The BM25 store runs in the fast tier (no model), on the embedded store and copied into Qdrant (local mode,
-or the server at `$QDRANT_URL`); the hybrid store over the real model is `integration`.
+The BM25 store runs in the fast tier (no model), on the embedded store, copied into Qdrant (local mode,
+or the server at `$QDRANT_URL`) and copied into PostgreSQL (the test session's server); the hybrid store
+over the real model is `integration`.
 `HAYGRAPH_TENANT_QUERIES` sets the number of queries (default 500; 150 on Qdrant's local mode, whose
 sparse search is a Python scan of every point); the agent and HTTP ask/chat
 surfaces run on every `SLOW_EVERY`-th query.
@@ -40,13 +42,13 @@ from haygraph.adapters.examples.tools import build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.mcp.server import create_mcp_server
-from haygraph.adapters.tenancy import ScopedRetriever, merge_filters
+from haygraph.adapters.tenancy import ScopedRetriever, merge_filters, visible_to
 from haygraph.control.tools import ContractToolExecutor
 from haygraph.control.tools.types import ToolCall
 from haygraph.retrieval import KnowledgeBase, RetrievalConfig
 from haygraph.retrieval.errors import QueryError
 from tests.adapters.tenant_helpers import store_tenants
-from tests.adversarial.conftest import TENANTS, Tally
+from tests.adversarial.conftest import SHARED_QUESTION, TENANTS, Tally
 from tests.adversarial.inputs import BAD_STRINGS
 
 SLOW_EVERY = 5
@@ -63,6 +65,7 @@ QUESTIONS = [
     "Globex travel policy business class",
     "expense claims within days",
     "leave policy",
+    SHARED_QUESTION,
     *[value for label, value in BAD_STRINGS if len(value) < 300 and value.strip()],
 ]
 KEYS = {"A": "hg-adv-tenant-a-0000000000000001", "B": "hg-adv-tenant-b-0000000000000002"}
@@ -95,7 +98,7 @@ class Surfaces:
     def __init__(self, store: Path, tmp: Path, http: str, config: RetrievalConfig | None = None) -> None:
         self.config = config
         self.kb = KnowledgeBase.open(store, config)
-        if config is not None:  # not vacuous: the Qdrant surfaces really search the collection
+        if config is not None:  # not vacuous: the Qdrant/PostgreSQL surfaces really search that store
             assert self.kb.store.settings == config.store  # type: ignore[attr-defined]
         self.agents = {
             t: build_agent(store, tenant=t, example_tools=True, orders_db=tmp / f"o-{t}.db", config=config)
@@ -125,13 +128,13 @@ class Surfaces:
 
 @pytest.fixture(
     scope="module",
-    params=["bm25", "bm25-qdrant", pytest.param("hybrid", marks=pytest.mark.integration)],
+    params=["bm25", "bm25-qdrant", "bm25-postgres", pytest.param("hybrid", marks=pytest.mark.integration)],
 )
 def backend(request: pytest.FixtureRequest) -> tuple[Path, RetrievalConfig | None]:
-    """(embedded store, None), or (the embedded store it was copied from, the Qdrant collection's config)."""
+    """(embedded store, None), or (the embedded store it was copied from, the Qdrant/PostgreSQL config)."""
     name, _, target = request.param.partition("-")
     store: Path = request.getfixturevalue(f"{name}_tenant_store")
-    return store, request.getfixturevalue("qdrant_tenant_config") if target == "qdrant" else None
+    return store, request.getfixturevalue(f"{target}_tenant_config") if target else None
 
 
 @pytest.fixture(scope="module")
@@ -166,14 +169,17 @@ def test_randomised_queries_never_return_another_tenants_chunk(
     sources = sorted({i.split("::")[0] for i in ids})
     # Qdrant's local mode scores sparse vectors by a Python scan of every point (~80 s for 500 queries
     # here), so its default is smaller; a server, or HAYGRAPH_TENANT_QUERIES, runs the full count
+    # PostgreSQL: 150 too, to keep the suite's time (its BM25 side is the embedded store's own index)
     default = "150" if surfaces.config is not None and not os.environ.get("QDRANT_URL") else "500"
     queries = int(os.environ.get("HAYGRAPH_TENANT_QUERIES", default))
     foreign: list[str] = []
     answered: Counter[str] = Counter()
+    shared: Counter[str] = Counter()
 
     def check(surface: str, tenant: str, returned: list[str], query: str) -> None:
         answered[surface] += bool(returned)
-        bad = [i for i in returned if owner.get(i) != tenant]
+        shared[surface] += any(owner.get(i) == "*" for i in returned)
+        bad = [i for i in returned if not visible_to(tenant, owner.get(i))]
         tally.record(surface, "foreign_chunk" if bad else "ok", f"{tenant} {query[:40]!r}: {bad[:3]}")
         foreign.extend(f"{surface} {tenant}: {i}" for i in bad)
 
@@ -205,8 +211,8 @@ def test_randomised_queries_never_return_another_tenants_chunk(
             _, chunk = asyncio.run(surfaces.mcp[tenant].call_tool("get_chunk", {"chunk_id": probe}))
             check("mcp:get_chunk", tenant, [chunk["id"]], probe)
         except ToolError:
-            tally.record("mcp:get_chunk", "ok" if owner[probe] != tenant else "unclear", probe)
-            assert owner[probe] != tenant, f"get_chunk refused {tenant}'s own chunk {probe}"
+            tally.record("mcp:get_chunk", "ok" if not visible_to(tenant, owner[probe]) else "unclear", probe)
+            assert not visible_to(tenant, owner[probe]), f"get_chunk refused {tenant}'s own chunk {probe}"
 
         body = {"query": query, "top_k": 10, "filters": extra}
         response = surfaces.post("/v1/search", tenant, body)
@@ -230,3 +236,5 @@ def test_randomised_queries_never_return_another_tenants_chunk(
     assert foreign == []
     # not vacuous: every surface returned chunks for many queries (narrowing filters may leave none)
     assert len(answered) == 9 and min(answered.values()) >= queries // SLOW_EVERY // 4, answered
+    # and the shared notice reached both tenants' searches (the widening filters never do)
+    assert min(shared[s] for s in ("python:kb.search", "mcp:search", "http:/v1/search")) > 0, shared

@@ -6,6 +6,7 @@ import pytest
 from haystack import Document
 from haystack.utils.filters import document_matches_filter
 
+from haygraph.adapters.errors import ScopeError
 from haygraph.adapters.service.errors import BadRequestError
 from haygraph.adapters.service.tenancy import (
     ScopedRetriever,
@@ -19,11 +20,22 @@ from haygraph.control import Evidence
 A_DOC = Document(content="a", meta={"tenant": "A", "source_id": "x.md"})
 B_DOC = Document(content="b", meta={"tenant": "B", "source_id": "x.md"})
 NO_TENANT = Document(content="n", meta={"source_id": "x.md"})
+SHARED_DOC = Document(content="s", meta={"tenant": "*", "source_id": "handbook.md"})
 
 
 class TestMergeFilters:
     def test_tenant_alone(self) -> None:
-        assert merge_filters("A", None) == {"field": "meta.tenant", "operator": "==", "value": "A"}
+        assert merge_filters("A", None) == {"field": "meta.tenant", "operator": "in", "value": ["A", "*"]}
+
+    def test_a_tenant_sees_its_own_and_shared_documents_never_another_tenants(self) -> None:
+        scope = merge_filters("A", None)
+        assert document_matches_filter(scope, A_DOC) and document_matches_filter(scope, SHARED_DOC)
+        assert not document_matches_filter(scope, B_DOC)
+        assert not document_matches_filter(scope, NO_TENANT)
+
+    def test_no_caller_is_bound_to_the_shared_marker(self) -> None:
+        with pytest.raises(ScopeError, match=r"'\*' marks documents shared by every tenant"):
+            ScopedRetriever(lambda: None, "*")  # type: ignore[arg-type,return-value]
 
     def test_no_tenant_passes_request_filters_through(self) -> None:
         request = {"field": "meta.source_id", "operator": "==", "value": "x.md"}

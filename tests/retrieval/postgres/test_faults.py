@@ -1,5 +1,5 @@
 """Faults on a live PostgreSQL: a dropped connection mid-write, `kill -9` of a writer, a server restart,
-a wrong password, a server without pgvector. Nothing is lost: chunks and versions are counted before and after.
+a wrong password, a server without pgvector. Nothing is lost: chunks and versions are counted before, after.
 """
 
 import os
@@ -112,11 +112,13 @@ def test_server_restart_fails_fast_and_recovers_without_reopening(docs, pg_confi
     pgvector_cluster.stop()
     try:
         start = time.monotonic()
-        with pytest.raises(
-            StoreError, match=r"no connection to PostgreSQL within 2 s|cannot reach PostgreSQL"
+        with (
+            pytest.raises(
+                StoreError, match=r"no connection to PostgreSQL within 2 s|cannot reach PostgreSQL"
+            ),
+            kb.store.query_errors(),
         ):
-            with kb.store.query_errors():
-                pg._embedding_retrieval(VECTOR, top_k=3)
+            pg._embedding_retrieval(VECTOR, top_k=3)
         assert time.monotonic() - start < 5
         assert kb.search("annual leave", config="bm25").hits  # keyword search runs in the process
     finally:
