@@ -111,9 +111,15 @@ def cmd_index(args: argparse.Namespace) -> int:
     from haygraph.retrieval.knowledge_base import KnowledgeBase
     from haygraph.retrieval.store import store_exists
 
-    store = _store_dir(args.store)
     meta = _parse_meta(args.meta)
-    if store_exists(store) and not args.config:
+    store: Path | str
+    if args.store is None:  # the config's server (PostgreSQL, Qdrant) is the store
+        config = _load_config(args.config) if args.config else None
+        if config is None or config.store.backend == "embedded":
+            raise ValueError("--store is required, unless --config names a PostgreSQL or Qdrant store")
+        kb = KnowledgeBase(config)
+        store = kb.store.path or config.store.collection
+    elif store_exists(store := _store_dir(args.store)) and not args.config:
         kb = KnowledgeBase.open(store)
     else:
         kb = KnowledgeBase(_load_config(args.config), store_dir=store)
@@ -226,7 +232,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", help="index files/directories (.md .txt .html) or a BEIR corpus.jsonl")
     p.add_argument("paths", nargs="+", help="files, directories, or corpus.jsonl files")
-    p.add_argument("--store", required=True, help="store directory (created or updated)")
+    p.add_argument(
+        "--store",
+        help="store directory (created or updated); not needed when --config names a PostgreSQL or Qdrant one",
+    )
     p.add_argument("--config", help="retrieval config file (YAML or JSON); default: built-in defaults")
     p.add_argument("--no-progress", action="store_true", help="hide the embedding progress bar")
     p.add_argument(

@@ -133,36 +133,57 @@ def serve_process(
     """Run `haygraph serve ARGS` as a real process on a free loopback port (`--model slow:S` allowed,
     see `slow_serve`); yields (process, base URL) once /readyz answers; kills it if still running after.
     """
-    port = free_port()
+    with serve_processes([(args, log)], ready_s=ready_s) as [started]:
+        yield started
+
+
+@contextmanager
+def serve_processes(
+    runs: list[tuple[list[str], Path]], *, ready_s: float = 180.0
+) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
+    """Start one `haygraph serve` per (ARGS, log) at once (they load in parallel); yield all once ready."""
     root = Path(__file__).resolve().parents[3]
-    cmd = [sys.executable, "-m", "tests.adapters.service.slow_serve", "serve", "--port", str(port), *args]
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "HAYSTACK_TELEMETRY_ENABLED": "False",
     }
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=root)
-    url = f"http://127.0.0.1:{port}"
+    started: list[tuple[subprocess.Popen[bytes], str, Path]] = []
     try:
+        for args, log in runs:
+            port = free_port()
+            cmd = [
+                sys.executable,
+                "-m",
+                "tests.adapters.service.slow_serve",
+                "serve",
+                "--port",
+                str(port),
+                *args,
+            ]
+            with log.open("wb") as out:
+                proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=root)
+            started.append((proc, f"http://127.0.0.1:{port}", log))
         deadline = time.monotonic() + ready_s
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"serve exited ({proc.returncode}): {log.read_text()}")
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"serve did not become ready: {log.read_text()}")
-            time.sleep(0.2)
-        yield proc, url
+        for proc, url, log in started:
+            while True:
+                if proc.poll() is not None:
+                    raise AssertionError(f"serve exited ({proc.returncode}): {log.read_text()}")
+                try:
+                    if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"serve did not become ready: {log.read_text()}")
+                time.sleep(0.2)
+        yield [(proc, url) for proc, url, _ in started]
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
+        for proc, _, _ in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
 
 
 def wait_job_at(

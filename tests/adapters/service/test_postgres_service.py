@@ -1,0 +1,77 @@
+"""Two `haygraph serve` processes on one PostgreSQL store: an upload through one is answered by the other.
+
+Real processes on loopback ports, the real embedding model (the session's cached handbook embeddings),
+the test session's PostgreSQL server. Also the newcomer's trap: the CLI-indexed handbook carries no
+tenant, so the start-up log warns that no key sees those chunks, `/v1/status` says 0, and a key that
+sees nothing is told so instead of "could not find evidence".
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from haygraph.retrieval.store_copy import StoreLocation, copy_store
+from tests.adapters.service.server_helpers import serve_processes, wait_job_at
+
+pytestmark = pytest.mark.integration
+KEYS = {"hg-pg-acme-000000000001": {"tenant": "acme"}, "hg-pg-globex-00000000002": {"tenant": "globex"}}
+ACME = {"Authorization": "Bearer hg-pg-acme-000000000001"}
+GLOBEX = {"Authorization": "Bearer hg-pg-globex-00000000002"}
+PARKING = b"# Parking\n\nStaff park on level minus two of the Zephyr garage; the barrier code is 4711.\n"
+RELOAD_BOUND_S = 30.0
+"""What the README promises: every process answers from a new version within the reload check (2 s)
+plus the time to load it (a few seconds on a busy 2-core machine)."""
+
+
+def search_ids(url: str, headers: dict[str, str], query: str) -> list[str]:
+    response = httpx.post(f"{url}/v1/search", json={"query": query, "top_k": 5}, headers=headers, timeout=60)
+    response.raise_for_status()
+    return [r["source"] for r in response.json()["results"]]
+
+
+def test_two_processes_share_one_store(
+    handbook_store: Path, pg_settings: dict[str, Any], tmp_path: Path
+) -> None:
+    config = tmp_path / "pg.yaml"
+    config.write_text(yaml.safe_dump({"store": pg_settings}))
+    copy_store(StoreLocation(directory=handbook_store), StoreLocation.parse(config))  # 232 chunks, no tenant
+    keys = tmp_path / "keys.yaml"
+    keys.write_text(yaml.safe_dump(KEYS))
+    args = ["--config", str(config), "--api-keys", str(keys)]
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    runs = [([*args, "--store", str(tmp_path / name)], tmp_path / f"{name}.log") for name in ("one", "two")]
+    with serve_processes(runs) as [(_, one), (_, two)]:
+        log = (tmp_path / "one.log").read_text()
+        assert "WARNING: 232 of 232 chunks are visible to no API key (232 without a tenant)" in log
+        assert "--meta tenant=*" in log
+        status = httpx.get(f"{two}/v1/status", headers=ACME, timeout=30).json()
+        assert status["chunks"] == 0 and status["store_version"] == "1"
+        refusal = httpx.post(
+            f"{two}/v1/ask", json={"question": "How many days of annual leave?"}, headers=ACME
+        )
+        assert refusal.json()["status"] == "insufficient_evidence"
+        assert "This API key (tenant acme) can see no documents" in refusal.json()["answer"]
+
+        with httpx.Client(base_url=one, headers=ACME, timeout=60) as client:
+            job = client.post("/v1/sources", files=[("files", ("parking.md", PARKING))]).json()["job"]
+            assert wait_job_at(client, job["id"], headers=ACME)["state"] == "done"
+        uploaded = time.monotonic()
+        while "parking.md" not in search_ids(two, ACME, "Zephyr garage barrier code"):
+            assert time.monotonic() - uploaded < RELOAD_BOUND_S, (tmp_path / "two.log").read_text()[-2000:]
+            time.sleep(0.2)
+        seen_after = time.monotonic() - uploaded
+        print(f"the other process answered from the new version {seen_after:.1f} s after the upload finished")
+        assert httpx.get(f"{two}/v1/status", headers=ACME, timeout=30).json()["store_version"] == "2"
+        assert "parking.md" not in search_ids(two, GLOBEX, "Zephyr garage barrier code")  # tenancy holds
+        assert "parking.md" not in search_ids(one, GLOBEX, "Zephyr garage barrier code")
+        answer = httpx.post(
+            f"{two}/v1/ask", json={"question": "What is the garage barrier code?"}, headers=ACME
+        )
+        assert "4711" in answer.json()["answer"]
