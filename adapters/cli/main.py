@@ -234,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", help="files, directories, or corpus.jsonl files")
     p.add_argument(
         "--store",
-        help="store directory (created or updated); not needed when --config names a PostgreSQL or Qdrant one",
+        help="store directory (created or updated); not needed if --config names a PostgreSQL or Qdrant one",
     )
     p.add_argument("--config", help="retrieval config file (YAML or JSON); default: built-in defaults")
     p.add_argument("--no-progress", action="store_true", help="hide the embedding progress bar")
