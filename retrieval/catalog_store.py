@@ -9,6 +9,8 @@ pushes only those.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from haystack import Document
 from haystack.document_stores.types import DuplicatePolicy
 
@@ -51,8 +53,16 @@ class CatalogStore(EmbeddedDocumentStore):
         self._reset()
 
     def pending(self) -> tuple[list[Document], list[str]]:
-        """The documents to write (with their embeddings) and the ids to delete at the next `save`."""
-        written = [self._with_embedding(self._index[i]) for i in sorted(self._written) if i in self._index]
+        """The documents to write and the ids to delete at the next `save`.
+
+        Each document carries its normalised float32 row as `embedding` (not a list: converting a
+        million rows to Python floats and back took longer than writing them).
+        """
+        written = []
+        for doc_id in sorted(self._written):
+            pos = self._index.get(doc_id)
+            if pos is not None:
+                written.append(replace(self._docs[pos], embedding=self._rows[pos]))  # type: ignore[arg-type]
         return written, sorted(self._deleted)
 
     def _saved(self) -> None:

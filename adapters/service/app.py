@@ -4,7 +4,8 @@ Every error is `{"error": {"type": ..., "message": ...}}` with its status code: 
 request, refused upload), 401 (API key), 403 (read-only key writing), 404 (route, thread, model,
 source, job, evidence), 408 (body not received in time), 409 (conflict), 413 (body or file too
 large), 422 (wrong types, missing or unknown fields), 429 (overloaded or rate-limited, with
-`Retry-After`), 503 (not ready, shutting down), 504 (deadline). No stack trace ever reaches a client.
+`Retry-After`), 503 (not ready, shutting down, the store's database unavailable), 504 (deadline).
+No stack trace ever reaches a client.
 OpenAPI docs are served at `/docs`; the web page at `/` (its static files, `web/`, under `/assets/`).
 
 Every response carries security headers (`SecurityHeadersMiddleware`): a strict
@@ -48,6 +49,7 @@ from haygraph.adapters.service.errors import (
     PayloadTooLargeError,
     ServiceError,
     ShuttingDownError,
+    StoreUnavailableError,
     ThreadsUnavailableError,
     error_response,
 )
@@ -126,7 +128,7 @@ def _service_error(exc: ServiceError) -> JSONResponse:
     headers: dict[str, str] | None = None
     if isinstance(exc, AuthenticationError):
         headers = {"WWW-Authenticate": "Bearer"}
-    elif isinstance(exc, ThreadsUnavailableError):
+    elif isinstance(exc, ThreadsUnavailableError | StoreUnavailableError):
         headers = {"Retry-After": "5"}
     return error_response(exc.status_code, exc.error_type, str(exc), headers)
 
@@ -588,7 +590,7 @@ async def _chat_events(turn: Any) -> AsyncIterator[bytes]:
 
 
 def _add_error_handlers(app: FastAPI) -> None:
-    from haygraph.retrieval.errors import QueryError
+    from haygraph.retrieval.errors import QueryError, StoreError
 
     @app.exception_handler(ServiceError)
     async def on_service_error(_request: Request, exc: ServiceError) -> JSONResponse:
@@ -612,6 +614,14 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(QueryError)
     async def on_query_error(_request: Request, exc: QueryError) -> JSONResponse:
         return _service_error(BadRequestError(" ".join(str(exc).split())))
+
+    @app.exception_handler(StoreError)
+    async def on_store_error(request: Request, exc: StoreError) -> JSONResponse:
+        # the detail names the database server: it goes to the log, not to the client
+        logger.warning("store failure on %s %s: %s", request.method, request.url.path, exc)
+        return _service_error(
+            StoreUnavailableError("the knowledge base's store is unavailable right now; retry shortly")
+        )
 
     @app.exception_handler(Exception)
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:

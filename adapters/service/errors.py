@@ -103,6 +103,13 @@ class ShuttingDownError(NotReadyError):
     error_type = "shutting_down"
 
 
+class StoreUnavailableError(ServiceError):
+    """The store's database server failed (down, restarting, unreachable); answered with `Retry-After`."""
+
+    status_code = 503
+    error_type = "store_unavailable"
+
+
 class ThreadsUnavailableError(ServiceError):
     """The threads database failed (down, restarting, locked); answered with `Retry-After`."""
 

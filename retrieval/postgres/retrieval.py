@@ -18,7 +18,10 @@ rows to documents are the integration's own.
 
 from __future__ import annotations
 
+import atexit
 import logging
+import threading
+from functools import partial
 from typing import Any, Literal
 
 from haystack import Document, Pipeline
@@ -35,8 +38,13 @@ POOL_SIZE = 4
 """Connections a process keeps per store for queries (a request holds one for one SQL statement)."""
 
 
-def pgvector_store(settings: StoreConfig, dimension: int) -> Any:
-    """The `PgvectorDocumentStore` (pooled) that the dense retriever searches."""
+def pgvector_store(settings: StoreConfig, dimension: int, catalog: Any = None) -> Any:
+    """The `PgvectorDocumentStore` (pooled) that the dense retriever searches.
+
+    With `catalog` (the `PostgresStore` whose version this process serves), rows that are not in that
+    version are dropped from the results: a chunk written by another process since is found once this
+    process has loaded the new version, together with its BM25 side, so one query never mixes versions.
+    """
     from haystack.utils import Secret
     from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
 
@@ -54,38 +62,10 @@ def pgvector_store(settings: StoreConfig, dimension: int) -> Any:
                 keyword_index_name=f"{settings.collection}_keyword",
             )
             self.settings = settings
-            self._pool: Any = None
+            self.catalog = catalog
 
         def pool(self) -> Any:
-            if self._pool is None:
-                from psycopg_pool import ConnectionPool
-
-                self._pool = ConnectionPool(
-                    connection.conninfo(self.settings),
-                    min_size=1,
-                    max_size=POOL_SIZE,
-                    timeout=min(float(self.settings.timeout), 5.0),
-                    configure=self._configure,
-                    check=ConnectionPool.check_connection,
-                    open=False,
-                    name=f"haygraph-{self.settings.collection}",
-                )
-                self._pool.open(wait=False)
-            return self._pool
-
-        def _configure(self, conn: Any) -> None:
-            from pgvector.psycopg import register_vector
-
-            conn.autocommit = True
-            register_vector(conn)
-            s = self.settings
-            conn.execute(f"SET statement_timeout = {int(s.timeout * 1000)}")
-            if s.search == "hnsw":
-                conn.execute(f"SET hnsw.ef_search = {int(s.hnsw_ef_search)}")
-                # pgvector >= 0.8: keep scanning the graph until a filtered query (a tenant) has its k rows
-                conn.execute("SET hnsw.iterative_scan = relaxed_order")
-            else:
-                conn.execute("SET enable_indexscan = off")  # exact: never the HNSW index, even if built
+            return pool_for(self.settings)
 
         def _embedding_retrieval(
             self,
@@ -110,17 +90,69 @@ def pgvector_store(settings: StoreConfig, dimension: int) -> Any:
             except PoolTimeout as exc:
                 raise StoreError(
                     f"{connection.describe(self.settings)}: no connection to PostgreSQL within "
-                    f"{self._pool.timeout:.0f} s ({exc}); check that the server is running"
+                    f"{self.pool().timeout:.0f} s ({exc}); check that the server is running"
                 ) from exc
-            return list(_from_pg_to_haystack_documents(records))
-
-        def close(self) -> None:
-            if self._pool is not None:
-                self._pool.close()
-                self._pool = None
-            super().close()
+            docs = list(_from_pg_to_haystack_documents(records))
+            if self.catalog is not None:
+                docs = [d for d in docs if self.catalog.position(d.id) is not None]
+            return docs
 
     return PooledPgvectorStore(settings, dimension)
+
+
+def pool_for(settings: StoreConfig) -> Any:
+    """The process' connection pool for queries on `settings`' store (created on first use, then shared).
+
+    Every version a serving process loads gets a new `PostgresStore`; they share this pool, so reloads
+    open no new connections. Connections are set up for the store's search: `hnsw.ef_search` and
+    iterative scans for HNSW, index scans off for exact search.
+    """
+    from psycopg_pool import ConnectionPool
+
+    key = (connection.conninfo(settings), settings.search, settings.hnsw_ef_search, settings.timeout)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
+            pool = ConnectionPool(
+                key[0],
+                min_size=1,
+                max_size=POOL_SIZE,
+                timeout=min(float(settings.timeout), 5.0),
+                configure=partial(_configure, settings),
+                check=ConnectionPool.check_connection,
+                open=False,
+                name=f"haygraph-{settings.collection}",
+            )
+            pool.open(wait=False)
+            _POOLS[key] = pool
+    return pool
+
+
+def close_pools() -> None:
+    """Close every query pool of this process (tests; a new one opens on the next query)."""
+    with _POOLS_LOCK:
+        for pool in _POOLS.values():
+            pool.close()
+        _POOLS.clear()
+
+
+def _configure(settings: StoreConfig, conn: Any) -> None:
+    from pgvector.psycopg import register_vector
+
+    conn.autocommit = True
+    register_vector(conn)
+    conn.execute(f"SET statement_timeout = {int(settings.timeout * 1000)}")
+    if settings.search == "hnsw":
+        conn.execute(f"SET hnsw.ef_search = {int(settings.hnsw_ef_search)}")
+        # pgvector >= 0.8: keep scanning the graph until a filtered query (a tenant) has its k rows
+        conn.execute("SET hnsw.iterative_scan = relaxed_order")
+    else:
+        conn.execute("SET enable_indexscan = off")  # exact: never the HNSW index, even if built
+
+
+_POOLS: dict[tuple[Any, ...], Any] = {}
+_POOLS_LOCK = threading.Lock()
+atexit.register(close_pools)
 
 
 def add_postgres_retrieval(

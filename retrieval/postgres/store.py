@@ -198,17 +198,12 @@ class PostgresStore(CatalogStore):
         if self._pgvector is None:
             from haygraph.retrieval.postgres.retrieval import pgvector_store
 
-            self._pgvector = pgvector_store(self.settings, int(self.meta.get("dimension") or 384))
+            self._pgvector = pgvector_store(self.settings, int(self.meta.get("dimension") or 384), self)
         return self._pgvector
 
     def query_errors(self) -> AbstractContextManager[None]:
         """Translate PostgreSQL failures during a query (unreachable, restarted) into `StoreError`s."""
         return connection.postgres_errors(self.settings)
-
-    def close(self) -> None:
-        """Close the query connection (a new one opens on the next query)."""
-        if self._pgvector is not None:
-            self._pgvector.close()
 
     @classmethod
     def open(cls, settings: StoreConfig, bm25: BM25Config | None = None) -> PostgresStore:

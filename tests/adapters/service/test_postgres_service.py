@@ -29,8 +29,9 @@ RELOAD_BOUND_S = 30.0
 plus the time to load it (a few seconds on a busy 2-core machine)."""
 
 
-def search_ids(url: str, headers: dict[str, str], query: str) -> list[str]:
-    response = httpx.post(f"{url}/v1/search", json={"query": query, "top_k": 5}, headers=headers, timeout=60)
+def search_ids(url: str, headers: dict[str, str], query: str, mode: str | None = None) -> list[str]:
+    body = {"query": query, "top_k": 5, **({"mode": mode} if mode else {})}
+    response = httpx.post(f"{url}/v1/search", json=body, headers=headers, timeout=60)
     response.raise_for_status()
     return [r["source"] for r in response.json()["results"]]
 
@@ -69,6 +70,7 @@ def test_two_processes_share_one_store(
         seen_after = time.monotonic() - uploaded
         print(f"the other process answered from the new version {seen_after:.1f} s after the upload finished")
         assert httpx.get(f"{two}/v1/status", headers=ACME, timeout=30).json()["store_version"] == "2"
+        assert "parking.md" in search_ids(two, ACME, "Zephyr garage barrier code", "dense")
         assert "parking.md" not in search_ids(two, GLOBEX, "Zephyr garage barrier code")  # tenancy holds
         assert "parking.md" not in search_ids(one, GLOBEX, "Zephyr garage barrier code")
         answer = httpx.post(
