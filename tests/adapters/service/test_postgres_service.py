@@ -37,7 +37,7 @@ def search_ids(url: str, headers: dict[str, str], query: str, mode: str | None =
 
 
 def test_two_processes_share_one_store(
-    handbook_store: Path, pg_settings: dict[str, Any], tmp_path: Path
+    handbook_store: Path, pg_settings: dict[str, Any], pgvector_cluster: Any, tmp_path: Path
 ) -> None:
     config = tmp_path / "pg.yaml"
     config.write_text(yaml.safe_dump({"store": pg_settings}))
@@ -77,3 +77,27 @@ def test_two_processes_share_one_store(
             f"{two}/v1/ask", json={"question": "What is the garage barrier code?"}, headers=ACME
         )
         assert "4711" in answer.json()["answer"]
+
+        # PostgreSQL restarted under traffic: a clear 503 at once, keyword search still answers, then recovery
+        dense = {"query": "Zephyr garage barrier code", "top_k": 3, "mode": "dense"}
+        pgvector_cluster.stop()
+        try:
+            start = time.monotonic()
+            down = httpx.post(f"{two}/v1/search", json=dense, headers=ACME, timeout=60)
+            failed_in = time.monotonic() - start
+            assert down.status_code == 503 and down.json()["error"]["type"] == "store_unavailable"
+            assert "Retry-After" in down.headers and "127.0.0.1" not in down.text  # no server names leak
+            assert failed_in < 10
+            assert "parking.md" in search_ids(
+                two, ACME, "Zephyr garage barrier code", "bm25"
+            )  # in the process
+        finally:
+            pgvector_cluster.start()
+        start = time.monotonic()
+        while httpx.post(f"{two}/v1/search", json=dense, headers=ACME, timeout=60).status_code != 200:
+            assert time.monotonic() - start < 30
+            time.sleep(0.2)
+        print(
+            f"server down: 503 in {failed_in:.1f} s; answering again {time.monotonic() - start:.1f} s "
+            "after the restart"
+        )
