@@ -165,6 +165,85 @@ def read(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
     return row
 
 
+def write_dense(size: int, url: str, table: str) -> dict[str, Any]:
+    """The dense side only: `size` rows streamed into the table with COPY (no catalog), then the HNSW index.
+
+    Indexing a million chunks in one `PostgresStore` job held every Document in the writing process
+    (over 16 GB before it was stopped here); this path measures what the database itself takes.
+    """
+    from pgvector import Vector
+    from psycopg.types.json import Jsonb
+
+    from haygraph.retrieval.config import StoreConfig
+    from haygraph.retrieval.postgres import connection
+
+    settings = StoreConfig(backend="postgres", url=url, collection=table, timeout=600)
+    connection.drop_store(settings)
+    conn = connection.connect(settings)
+    try:
+        connection.ensure_extension(conn, settings)
+        connection.ensure_tables(conn, settings, DIM)
+        start = time.perf_counter()
+        with (
+            conn.cursor() as cur,
+            cur.copy(f'COPY "{table}" (id, embedding, content, meta) FROM STDIN') as copy,
+        ):
+            for doc in synthetic_chunks(size):
+                copy.write_row((doc.id, Vector(doc.embedding), doc.content, Jsonb(doc.meta)))
+        ingest_s = time.perf_counter() - start
+        conn.execute("SET maintenance_work_mem = '3GB'")
+        start = time.perf_counter()
+        connection.ensure_hnsw(conn, settings.model_copy(update={"search": "hnsw"}))
+        hnsw_s = time.perf_counter() - start
+        sizes = conn.execute(
+            "SELECT pg_total_relation_size(%s), pg_relation_size(%s)", (table, f"{table}_hnsw")
+        ).fetchone()
+    finally:
+        conn.close()
+    return {
+        "size": size,
+        "ingest_s": ingest_s,
+        "ingest_per_s": size / ingest_s,
+        "hnsw_build_s": hnsw_s,
+        "table_mb": sizes[0] / 1e6,
+        "hnsw_mb": sizes[1] / 1e6,
+        "writer_peak_mb": _peak_mb(),
+    }
+
+
+def read_dense(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
+    """The dense retriever alone (no catalog, no BM25): p50/p95 exact and HNSW, recall@10 of HNSW."""
+    from haygraph.retrieval.config import StoreConfig
+    from haygraph.retrieval.postgres.retrieval import pgvector_store
+
+    settings = StoreConfig(backend="postgres", url=url, collection=table, timeout=600)
+    rng = np.random.default_rng(1)
+    random_q = rng.standard_normal((n_queries, DIM)).astype(np.float32)
+    random_q /= np.linalg.norm(random_q, axis=1, keepdims=True)
+    row: dict[str, Any] = {"size": size, "dense_ms": {}, "recall@10": {}}
+
+    def run(store: Any) -> tuple[list[list[str]], list[float]]:
+        ids, lat = [], []
+        for v in random_q:
+            start = time.perf_counter()
+            ids.append([d.id for d in store._embedding_retrieval(v.tolist(), top_k=10)])
+            lat.append((time.perf_counter() - start) * 1000)
+        return ids, lat
+
+    exact_ids, lat = run(pgvector_store(settings, DIM))
+    row["dense_ms"]["exact"] = lat
+    for ef in EF_SEARCH:
+        found, lat = run(
+            pgvector_store(settings.model_copy(update={"search": "hnsw", "hnsw_ef_search": ef}), DIM)
+        )
+        row["dense_ms"][f"hnsw ef={ef}"] = lat
+        row["recall@10"][f"random ef={ef}"] = float(
+            np.mean([len(set(a) & set(b)) / 10 for a, b in zip(exact_ids, found, strict=True)])
+        )
+    row["reader_peak_mb"] = _peak_mb()
+    return row
+
+
 @contextlib.contextmanager
 def server(url: str | None) -> Iterator[str]:
     """`url`, or the URL of a private server started for the run (stopped and removed after)."""
@@ -198,14 +277,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=100, help="queries timed per mode (default 100)")
     parser.add_argument("--url", help="postgresql://... of a server with pgvector (default: start one)")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    parser.add_argument(
+        "--dense-only",
+        action="store_true",
+        help="the dense side alone, rows streamed by COPY (sizes past RAM)",
+    )
     parser.add_argument("--writer", nargs=3, metavar=("SIZE", "URL", "TABLE"), help=argparse.SUPPRESS)
     parser.add_argument("--reader", nargs=3, metavar=("SIZE", "URL", "TABLE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.writer:
-        sys.stdout.write(json.dumps(write(int(args.writer[0]), args.writer[1], args.writer[2])) + "\n")
+        writer = write_dense if args.dense_only else write
+        sys.stdout.write(json.dumps(writer(int(args.writer[0]), args.writer[1], args.writer[2])) + "\n")
         return 0
     if args.reader:
-        row = read(int(args.reader[0]), args.reader[1], args.reader[2], args.queries)
+        reader = read_dense if args.dense_only else read
+        row = reader(int(args.reader[0]), args.reader[1], args.reader[2], args.queries)
         sys.stdout.write(json.dumps(row) + "\n")
         return 0
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
@@ -213,14 +299,30 @@ def main(argv: list[str] | None = None) -> int:
     with server(args.url) as url:
         for size in sizes:
             table = f"bench_{size}"
-            wrote = _child("--writer", str(size), url, table)
+            only = ["--dense-only"] if args.dense_only else []
+            wrote = _child("--writer", str(size), url, table, *only)
             print(
                 f"{size:,} chunks written: {wrote['ingest_s']:.0f} s, HNSW {wrote['hnsw_build_s']:.0f} s",
                 flush=True,
             )
-            got = _child("--reader", str(size), url, table, "--queries", str(args.queries))
+            got = _child("--reader", str(size), url, table, "--queries", str(args.queries), *only)
             rows.append({**wrote, **got})
     print("\nEMBEDDINGS ARE SYNTHETIC (seeded random unit vectors, dim 384): latency/memory/recall real")
+    if args.dense_only:
+        for r in rows:
+            print(
+                f"\n{r['size']:,} chunks (dense only): COPY {r['ingest_s']:.0f} s "
+                f"({r['ingest_per_s']:,.0f}/s), HNSW build {r['hnsw_build_s']:.0f} s, "
+                f"table {r['table_mb']:,.0f} MB (HNSW {r['hnsw_mb']:,.0f} MB)"
+            )
+            for name, v in r["dense_ms"].items():
+                print(f"  dense {name}: p50 {np.percentile(v, 50):.1f} ms, p95 {np.percentile(v, 95):.1f} ms")
+            print(
+                "  recall@10 of HNSW vs exact:", ", ".join(f"{k} {v:.3f}" for k, v in r["recall@10"].items())
+            )
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        return 0
     for r in rows:
         print(
             f"\n{r['size']:,} chunks: ingest {r['ingest_s']:.0f} s ({r['ingest_per_s']:,.0f} chunks/s, one "
