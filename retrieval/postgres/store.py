@@ -233,7 +233,28 @@ class PostgresStore(CatalogStore):
             conn.close()
         store.meta = saved[1]
         store.version, store.dirty = str(saved[0]), False
+        if settings.search == "hnsw":
+            store._build_hnsw_if_missing()
         return store
+
+    def _build_hnsw_if_missing(self) -> None:
+        """A store switched to `search: hnsw` gets its index now, not only at the next write (logged)."""
+        conn = connection.connect(self.settings)
+        try:
+            with connection.postgres_errors(self.settings):
+                name = f"{self.settings.collection}_hnsw"
+                if conn.execute("SELECT to_regclass(%s)", (f'"{name}"',)).fetchone()[0] is not None:
+                    return
+                logger.warning(
+                    "%s: building the HNSW index over %d chunks (store.search is hnsw); this takes a while",
+                    self.path,
+                    self.count_documents(),
+                )
+                start = time.perf_counter()
+                connection.ensure_hnsw(conn, self.settings)
+                logger.info("%s: HNSW index built in %.1f s", self.path, time.perf_counter() - start)
+        finally:
+            conn.close()
 
     def _load_rows(self, conn: Any, table: Any) -> None:
         from psycopg import sql

@@ -83,8 +83,7 @@ class TestParity:
         exact = KnowledgeBase(pg_config)
         exact.index([docs])
         hnsw_config = pg_config.with_overrides(store={"search": "hnsw"})
-        kb = KnowledgeBase.open(None, hnsw_config)
-        kb.index([docs / "leave.md"], delete_missing=False)  # any write builds the index
+        kb = KnowledgeBase.open(None, hnsw_config)  # a store switched to hnsw gets its index on open
         conn = connection.connect(StoreConfig(**pg_settings))
         try:
             indexes = [r[0] for r in conn.execute("SELECT indexdef FROM pg_indexes").fetchall()]
@@ -141,6 +140,17 @@ class TestLifecycle:
             ):
                 store.save()
         assert table_rows(store.settings) == KnowledgeBase.open(None, pg_config).store.count_documents() > 0
+
+    def test_another_embedder_family_is_refused(self, docs, pg_config):
+        KnowledgeBase(pg_config).index([docs / "leave.md"])
+        other = pg_config.with_overrides(
+            embedder={"model": "multilingual-e5-small", "backend": "e5-multilingual"}
+        )
+        with pytest.raises(ConfigError, match=r"was built with embedder.model 'all-MiniLM-L6-v2'"):
+            KnowledgeBase(other).index([docs / "pets.md"], delete_missing=False)
+        assert {d.meta["source_id"] for d in KnowledgeBase.open(None, pg_config).store.documents} == {
+            "leave.md"
+        }
 
 
 class TestTenancy:
