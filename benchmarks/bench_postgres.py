@@ -118,6 +118,7 @@ def read(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
     start = time.perf_counter()
     kb = KnowledgeBase.open(None, config)
     open_s = time.perf_counter() - start
+    store: Any = kb.store  # a PostgresStore
     queries = load_queries(datasets_root(), n_queries)
     rng = np.random.default_rng(1)
     random_q = rng.standard_normal((len(queries), DIM)).astype(np.float32)
@@ -127,7 +128,7 @@ def read(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
     for q in (random_q, near_q):
         q /= np.linalg.norm(q, axis=1, keepdims=True)
     kb.store._matrix = None  # the query process needs no matrix (the relevance stage rebuilds it if asked)
-    dense_store = kb.store.pgvector()
+    dense_store = store.pgvector()
 
     def timings(vectors: np.ndarray) -> dict[str, list[float]]:
         out = {}
@@ -143,24 +144,22 @@ def read(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
         return out
 
     def top10(vectors: np.ndarray) -> list[list[str]]:
-        return [
-            [d.id for d in kb.store.pgvector()._embedding_retrieval(v.tolist(), top_k=10)] for v in vectors
-        ]
+        return [[d.id for d in store.pgvector()._embedding_retrieval(v.tolist(), top_k=10)] for v in vectors]
 
     row: dict[str, Any] = {"size": size, "open_s": open_s, "exact": {}, "hnsw": {}, "recall@10": {}}
     for name, vectors in (("random", random_q), ("near", near_q)):
         row["exact"][name] = timings(vectors)
         exact_ids = top10(vectors)
         for ef in EF_SEARCH:
-            settings = kb.store.settings.model_copy(update={"search": "hnsw", "hnsw_ef_search": ef})
-            kb.store._pgvector = pgvector_store(settings, DIM)
+            settings = store.settings.model_copy(update={"search": "hnsw", "hnsw_ef_search": ef})
+            store._pgvector = pgvector_store(settings, DIM)
             if ef == 100:
                 row["hnsw"][name] = timings(vectors)
             found = top10(vectors)
             hits = [len(set(a) & set(b)) / 10 for a, b in zip(exact_ids, found, strict=True)]
             row["recall@10"][f"{name} ef={ef}"] = float(np.mean(hits))
-            kb.store._pgvector.close()
-        kb.store._pgvector = dense_store
+            store._pgvector.close()
+        store._pgvector = dense_store
     row["reader_peak_mb"] = _peak_mb()
     return row
 
@@ -189,7 +188,7 @@ def write_dense(size: int, url: str, table: str) -> dict[str, Any]:
             cur.copy(f'COPY "{table}" (id, embedding, content, meta) FROM STDIN') as copy,
         ):
             for doc in synthetic_chunks(size):
-                copy.write_row((doc.id, Vector(doc.embedding), doc.content, Jsonb(doc.meta)))
+                copy.write_row((doc.id, Vector(np.asarray(doc.embedding)), doc.content, Jsonb(doc.meta)))
         ingest_s = time.perf_counter() - start
         conn.execute("SET maintenance_work_mem = '3GB'")
         start = time.perf_counter()
