@@ -169,8 +169,16 @@ def cmd_remove(args: argparse.Namespace) -> int:
     """Remove sources (by source id or indexed file path) from a store."""
     from haygraph.retrieval.knowledge_base import KnowledgeBase
 
-    store = _store_dir(args.store)
-    report = KnowledgeBase.open(store).remove_sources(args.sources, tenant=args.tenant)
+    if args.store is None:  # the config's server (PostgreSQL, Qdrant) is the store
+        config = _load_config(args.config) if args.config else None
+        if config is None or config.store.backend == "embedded":
+            raise ValueError("--store is required, unless --config names a PostgreSQL or Qdrant store")
+        kb = KnowledgeBase.open(None, config)
+        store: Path | str = kb.store.path or config.store.collection
+    else:
+        store = _store_dir(args.store)
+        kb = KnowledgeBase.open(store)
+    report = kb.remove_sources(args.sources, tenant=args.tenant)
     print(
         f"removed {len(report.sources)} source(s) ({report.chunks} chunk(s)): {', '.join(report.sources)}; "
         f"store {store} holds {report.total_documents} chunk(s)"
@@ -255,7 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "sources", nargs="+", metavar="SOURCE", help="source ids as search shows them, or file paths"
     )
-    p.add_argument("--store", required=True, help="store directory")
+    p.add_argument("--store", help="store directory (not needed if --config names a PostgreSQL or Qdrant one)")
+        "--store", help="store directory (not needed with --config naming a PostgreSQL/Qdrant store)"
+    )
+    p.add_argument("--config", help="a config file whose store section names a PostgreSQL or Qdrant store")
     p.add_argument(
         "--tenant", help="only this tenant's sources (needed when an id exists for several tenants)"
     )
