@@ -263,8 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "sources", nargs="+", metavar="SOURCE", help="source ids as search shows them, or file paths"
     )
-    p.add_argument("--store", help="store directory (not needed if --config names a PostgreSQL or Qdrant one)")
-        "--store", help="store directory (not needed with --config naming a PostgreSQL/Qdrant store)"
+    p.add_argument(
+        "--store", help="store directory (not needed if --config names a PostgreSQL or Qdrant one)"
     )
     p.add_argument("--config", help="a config file whose store section names a PostgreSQL or Qdrant store")
     p.add_argument(
