@@ -117,7 +117,7 @@ def pool_for(settings: StoreConfig) -> Any:
                 key[0],
                 min_size=1,
                 max_size=POOL_SIZE,
-                timeout=min(float(settings.timeout), 5.0),
+                timeout=min(float(settings.timeout), 3.0),
                 configure=partial(_configure, settings),
                 check=ConnectionPool.check_connection,
                 open=False,
