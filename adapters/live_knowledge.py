@@ -136,13 +136,13 @@ class LiveKnowledgeBase:
         version = self.store_version() or "?"
         start = time.perf_counter()
         kb = KnowledgeBase.open(self.store_dir, config=self.config)
-        if self.config is not None and self.config.store.backend == "postgres":
-            version = kb.store.version or version  # the version the rows were read at
         kb.share_query_models(self._query_models)
         retriever = HaystackRetriever(kb)
         retriever.warm_up()
         for top_k in self.warm_top_ks:  # builds each pipeline, the BM25 index and the matrix now
             retriever.retrieve(WARM_QUERY, top_k=top_k)
+        if self.config is not None and self.config.store.backend == "postgres":
+            version = kb.store.version or version  # the version its BM25 segments were read at
         snap = Snapshot(version, kb, retriever, kb.store.count_documents(), time.time())
         replaced = self._current
         self._current = snap  # one reference assignment: requests see the old or the new snapshot

@@ -13,7 +13,9 @@ from haygraph.retrieval.store import EmbeddedDocumentStore
 from haygraph.retrieval.tokenize import BM25Tokenizer
 
 
-def top_k_positions(scores: np.ndarray, k: int, candidates: list[int] | None = None) -> list[int]:
+def top_k_positions(
+    scores: np.ndarray, k: int, candidates: list[int] | np.ndarray | None = None
+) -> list[int]:
     """Positions of the `k` highest scores (descending; ties by position), optionally within `candidates`."""
     if candidates is not None:
         pool = np.asarray(candidates, dtype=np.int64)

@@ -19,6 +19,7 @@ from haystack.utils.filters import document_matches_filter
 
 from haygraph.retrieval.bm25_index import BM25Index
 from haygraph.retrieval.errors import InputError, StoreError
+from haygraph.retrieval.sources import ANY_TENANT, SourceKey, source_key
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +154,83 @@ class DocumentMatrix:
             index.build([d.content or "" for d in self._docs])
         self._bm25[key] = index
         return index
+
+    # -- what every store backend answers (a server-backed store with SQL or API calls) ------------
+    def has_embeddings(self) -> bool:
+        """Whether the documents carry embeddings (dense search and the cosine relevance signal work)."""
+        return self.matrix() is not None
+
+    def embedding_dimension(self) -> int | None:
+        """The embedding size (None without embeddings)."""
+        matrix = self.matrix()
+        return None if matrix is None else int(matrix.shape[1])
+
+    def positions(self, document_ids: list[str]) -> list[int | None]:
+        """Each document's position (its BM25 score's index), None for an unknown id."""
+        return [self._index.get(i) for i in document_ids]
+
+    def dense_scores(self, document_ids: list[str], unit: np.ndarray) -> dict[str, float]:
+        """Cosine of each stored document with the L2-normalized query vector `unit`."""
+        matrix = self.matrix()
+        if matrix is None:
+            return {}
+        out = {}
+        for doc_id in document_ids:
+            pos = self._index.get(doc_id)
+            if pos is not None:
+                out[doc_id] = float(matrix[pos] @ unit)
+        return out
+
+    def persist_bm25(self, template: BM25Index) -> None:
+        """Build the BM25 index `save` writes with the documents."""
+        self.bm25_index(template)
+
+    def source_documents(self, tenant: Any = ANY_TENANT) -> list[Document]:
+        """Documents carrying the meta of the sources (the `sources` helpers read it): here all of them."""
+        return self._docs
+
+    def delete_sources(self, keys: set[SourceKey]) -> int:
+        """Remove every document of these (tenant, source id) sources; returns how many."""
+        ids = [d.id for d in self._docs if source_key(d) in keys]
+        self.delete_documents(ids)
+        return len(ids)
+
+    def drop_stale(self, sources: set[SourceKey], fresh: set[str]) -> int:
+        """Remove the documents of `sources` whose ids are not in `fresh` (text edited away); how many."""
+        stale = [d.id for d in self._docs if source_key(d) in sources and d.id not in fresh]
+        self.delete_documents(stale)
+        return len(stale)
+
+    def source_summaries(self, filters: dict[str, Any] | None) -> list[dict[str, Any]]:
+        """Per source of the documents matching `filters`: tenant, id, name, title, file, chunks, chars."""
+        rows: dict[SourceKey, dict[str, Any]] = {}
+        for i in self.matching_indices(filters):
+            doc = self._docs[i]
+            key = source_key(doc)
+            row = rows.get(key)
+            if row is None:
+                row = rows[key] = {
+                    "tenant": doc.meta.get("tenant"),
+                    "source_id": key[1],
+                    "source": doc.meta.get("source"),
+                    "title": doc.meta.get("title"),
+                    "file_path": doc.meta.get("file_path"),
+                    "chunks": 0,
+                    "chars": 0,
+                    "indexed_at": doc.meta.get("indexed_at"),
+                }
+            row["chunks"] += 1
+            row["chars"] += len(doc.content or "")
+        return list(rows.values())
+
+    def tenant_counts(self) -> dict[str | None, int]:
+        """Documents per `meta.tenant` (None: without one)."""
+        counts: dict[str | None, int] = {}
+        for doc in self._docs:
+            tenant = doc.meta.get("tenant")
+            name = tenant if isinstance(tenant, str) else None  # as the service counts them
+            counts[name] = counts.get(name, 0) + 1
+        return counts
 
     # -- internals -------------------------------------------------------------------------------
     def _changed(self) -> None:

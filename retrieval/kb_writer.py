@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -137,34 +137,51 @@ class KnowledgeWriter:
             embedder = pipe.get_component("embedder")
             assert isinstance(embedder, CachedDocumentEmbedder)
             embedder.on_progress = on_progress
+            stored = self.store.source_documents(tenant)
             data = {
                 "converter": {
                     "sources": [str(p) for p in sources],
                     "meta": extra,
-                    "known_sources": known_sources(self.store.documents, tenant),
-                    "known_hashes": known_hashes(self.store.documents, tenant),
+                    "known_sources": known_sources(stored, tenant),
+                    "known_hashes": known_hashes(stored, tenant),
                 }
             }
+            del stored
             directories = [Path(p).expanduser() for p in sources if Path(p).expanduser().is_dir()]
             sync = (directories, tenant) if delete_missing and directories else None
-            return self._run_indexing(pipe, data, save, sync=sync)
+            return self._run_indexing(pipe, [data], save, sync=sync)
 
     def index_documents(
-        self, documents: list[Document], *, progress: bool = False, save: bool = True
+        self, documents: Iterable[Document], *, progress: bool = False, save: bool = True
     ) -> IndexReport:
-        """Index Haystack documents you built yourself (documented on `KnowledgeBase.index_documents`)."""
-        if not isinstance(documents, list | tuple) or not all(isinstance(d, Document) for d in documents):
+        """Index Haystack documents you built yourself (documented on `KnowledgeBase.index_documents`).
+
+        A store that streams its writes (PostgreSQL) takes any iterable and runs the pipeline on
+        `STREAM_BATCH` documents at a time, so the job never holds all of them; others take a list.
+        """
+        streams = getattr(self.store, "streams_writes", False)
+        if isinstance(documents, list | tuple) or not streams:
+            if not isinstance(documents, list | tuple) or not all(isinstance(d, Document) for d in documents):
+                raise ArgumentError(
+                    "documents must be a list of haystack Document objects, but got "
+                    f"{describe_value(documents)}"
+                )
+            if not documents:
+                raise EmptyCorpusError("no documents given to index")
+            for doc in documents:
+                check_storable(doc)
+        elif isinstance(documents, str | bytes) or not isinstance(documents, Iterable):
             raise ArgumentError(
-                f"documents must be a list of haystack Document objects, but got {describe_value(documents)}"
+                f"documents must be haystack Document objects (a list or an iterable), but got "
+                f"{describe_value(documents)}"
             )
-        if not documents:
-            raise EmptyCorpusError("no documents given to index")
-        for doc in documents:
-            check_storable(doc)
         with self.writing():
             self._prepare()
             pipe = build_indexing_pipeline(self.config, self.store, from_files=False, progress_bar=progress)
-            return self._run_indexing(pipe, {"cleaner": {"documents": list(documents)}}, save)
+            if not streams:
+                return self._run_indexing(pipe, [{"cleaner": {"documents": list(documents)}}], save)
+            runs = ({"cleaner": {"documents": batch}} for batch in _checked_batches(documents))
+            return self._run_indexing(pipe, runs, save)
 
     def index_beir(
         self,
@@ -186,24 +203,38 @@ class KnowledgeWriter:
     def _run_indexing(
         self,
         pipe: Pipeline,
-        data: dict[str, Any],
+        runs: Iterable[dict[str, Any]],
         save: bool,
         sync: tuple[list[Path], str | None] | None = None,
     ) -> IndexReport:
+        """Run the indexing pipeline once per input in `runs` (one, or a stream of batches), then save."""
         start = time.perf_counter()
-        outputs = {"dedup", "cleaner"} | ({"converter"} if "converter" in data else set())
-        result = run_pipeline(pipe, data, include_outputs_from=outputs)
-        chunks: list[Document] = result["dedup"]["documents"]
-        skipped: list[str] = result.get("converter", {}).get("skipped", [])
-        unchanged: list[str] = result.get("converter", {}).get("unchanged", [])
-        if not chunks and not unchanged:
-            raise EmptyCorpusError("nothing to index: every input was empty")
         embedder = pipe.get_component("embedder")
         assert isinstance(embedder, CachedDocumentEmbedder)
-        removed = self._remove_stale(chunks)
-        tenant = ((data.get("converter") or {}).get("meta") or {}).get("tenant")
-        produced = {source_key(c) for c in chunks} | {(tenant, source_id) for source_id in unchanged}
-        gone = self._remove_missing(*sync, produced=produced) if sync else []
+        chunks = 0
+        sources: set[SourceKey] = set()
+        fresh: set[str] = set()
+        skipped: list[str] = []
+        unchanged: list[str] = []
+        stats = {"embedded": 0, "cached": 0}
+        tenant = None
+        for data in runs:
+            outputs = {"dedup", "cleaner"} | ({"converter"} if "converter" in data else set())
+            result = run_pipeline(pipe, data, include_outputs_from=outputs)
+            produced: list[Document] = result["dedup"]["documents"]
+            skipped += result.get("converter", {}).get("skipped", [])
+            unchanged += result.get("converter", {}).get("unchanged", [])
+            tenant = ((data.get("converter") or {}).get("meta") or {}).get("tenant")
+            chunks += len(produced)
+            sources |= {source_key(c) for c in produced}
+            fresh |= {c.id for c in produced}
+            for key in stats:
+                stats[key] += embedder.stats[key]
+        if not chunks and not unchanged:
+            raise EmptyCorpusError("nothing to index: every input was empty")
+        removed = self.store.drop_stale(sources, fresh) if sources else 0
+        produced_keys = sources | {(tenant, source_id) for source_id in unchanged}
+        gone = self._remove_missing(*sync, produced=produced_keys) if sync else []
         if self.config.embedder.backend == "auto" and embedder.backend != "auto":
             # the first documents chose the encoder (`choose_backend`); the store records the choice
             self.config = self.config.with_overrides(embedder={"backend": embedder.backend})
@@ -217,10 +248,10 @@ class KnowledgeWriter:
                 self.store.save()
         self.reader.forget_pipelines()
         return IndexReport(
-            sources=len({source_key(c) for c in chunks}),
-            chunks=len(chunks),
-            embedded=embedder.stats["embedded"],
-            from_cache=embedder.stats["cached"],
+            sources=len(sources),
+            chunks=chunks,
+            embedded=stats["embedded"],
+            from_cache=stats["cached"],
             removed_stale=removed,
             total_documents=self.store.count_documents(),
             seconds=time.perf_counter() - start,
@@ -230,30 +261,17 @@ class KnowledgeWriter:
             embedder=f"{self.config.embedder.model} ({self.config.embedder.backend})",
         )
 
-    def _remove_stale(self, chunks: list[Document]) -> int:
-        """Drop chunks of re-indexed sources that are no longer produced (edited or deleted text)."""
-        sources = {source_key(c) for c in chunks}
-        fresh = {c.id for c in chunks}
-        stale = [d.id for d in self.store.documents if source_key(d) in sources and d.id not in fresh]
-        self.store.delete_documents(stale)
-        return len(stale)
-
     def _remove_missing(
         self, directories: list[Path], tenant: str | None, produced: set[SourceKey]
     ) -> list[str]:
         """Drop the sources of `tenant` under `directories` that this run did not produce (files gone)."""
-        gone = sources_under(self.store.documents, directories, tenant) - produced
-        self._delete_sources(gone)
+        gone = sources_under(self.store.source_documents(tenant), directories, tenant) - produced
+        self.store.delete_sources(gone)
         if gone:
             logger.info(
                 "removed %d source(s) whose files are gone: %s", len(gone), sorted(k[1] for k in gone)
             )
         return sorted(k[1] for k in gone)
-
-    def _delete_sources(self, keys: set[SourceKey]) -> int:
-        ids = [d.id for d in self.store.documents if source_key(d) in keys]
-        self.store.delete_documents(ids)
-        return len(ids)
 
     def remove_sources(
         self, sources: str | Sequence[str], *, tenant: str | None = None, save: bool = True
@@ -267,8 +285,10 @@ class KnowledgeWriter:
         if tenant is not None and not isinstance(tenant, str):
             raise ArgumentError(f"tenant must be a string or None, but got {describe_value(tenant)}")
         with self.writing():
-            keys = match_sources(self.store.documents, [str(n) for n in names], tenant, str(self.store.path))
-            removed = self._delete_sources(keys)
+            keys = match_sources(
+                self.store.source_documents(), [str(n) for n in names], tenant, str(self.store.path)
+            )
+            removed = self.store.delete_sources(keys)
             self._build_bm25()
             if self.store.path and (save or _saves_always(self.store)):
                 self.store.save()
@@ -283,12 +303,37 @@ class KnowledgeWriter:
         self.reader.forget_pipelines()
 
     def _build_bm25(self) -> None:
-        """Build (and so persist with the store) the bm25s index; relevance scoring needs it in every mode."""
-        self.store.bm25_index(BM25Index.from_config(self.config.bm25))
+        """Build (and so persist with the store) the BM25 index; relevance scoring needs it in every mode."""
+        self.store.persist_bm25(BM25Index.from_config(self.config.bm25))
 
     def save(self) -> None:
         """See `KnowledgeBase.save`."""
         self.store.save()
+
+
+STREAM_BATCH = 2000
+"""Documents per pipeline run when `index_documents` streams into a PostgreSQL store."""
+
+
+def _checked_batches(documents: Iterable[Any]) -> Iterator[list[Document]]:
+    """`documents` in lists of `STREAM_BATCH`, each document checked; an empty input is an error."""
+    batch: list[Document] = []
+    seen = False
+    for doc in documents:
+        if not isinstance(doc, Document):
+            raise ArgumentError(
+                f"documents must be haystack Document objects, but one is {describe_value(doc)}"
+            )
+        check_storable(doc)
+        batch.append(doc)
+        seen = True
+        if len(batch) >= STREAM_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+    if not seen:
+        raise EmptyCorpusError("no documents given to index")
 
 
 def _saves_always(store: EmbeddedDocumentStore) -> bool:

@@ -369,7 +369,7 @@ def _relevance_scorer(
 ) -> RelevanceScorer:
     """The relevance stage: the weights of the query mode, the BM25 settings of the store's index."""
     return RelevanceScorer(
-        document_store=store, weights=q.relevance.for_mode(q.mode).model_dump(), **_bm25_settings(config)
+        document_store=store, weights=q.relevance.for_mode(q.mode).model_dump(), **bm25_settings(config)
     )
 
 
@@ -384,7 +384,7 @@ def hybrid_fusion(config: RetrievalConfig, q: QueryConfig, top_k: int) -> Hybrid
     )
 
 
-def _bm25_settings(config: RetrievalConfig) -> dict[str, Any]:
+def bm25_settings(config: RetrievalConfig) -> dict[str, Any]:
     """The BM25 index settings (tokenisation and scoring) shared by the retriever and the relevance stage."""
     b = config.bm25
     return {
@@ -403,7 +403,7 @@ def _bm25_retriever(config: RetrievalConfig, store: EmbeddedDocumentStore, top_k
         from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 
         return InMemoryBM25Retriever(document_store=_stock_store(store), top_k=top_k)
-    return FastBM25Retriever(document_store=store, top_k=top_k, **_bm25_settings(config))
+    return FastBM25Retriever(document_store=store, top_k=top_k, **bm25_settings(config))
 
 
 def _dense_retriever(config: RetrievalConfig, store: EmbeddedDocumentStore, top_k: int, scale: bool) -> Any:

@@ -68,7 +68,7 @@ class RelevanceScorer:
     def warm_up(self) -> None:
         """Load or build the store's BM25 index (idempotent); check the store has what the weights need."""
         store = self.document_store
-        if self.uses_cosine and store.count_documents() and store.matrix() is None:
+        if self.uses_cosine and store.count_documents() and not store.has_embeddings():
             raise ConfigError(
                 "the relevance weights use the dense cosine, but the store holds no embeddings: index with "
                 "embeddings, or use weights without en_cosine/zh_cosine (relevance.bm25_uses_cosine=false)"
@@ -89,13 +89,14 @@ class RelevanceScorer:
         scores = index.scores(query)
         bound = index.score_bound(query)
         unit = self._unit_query(query_embedding)
-        matrix = store.matrix() if unit is not None else None
+        missing = [d.id for d in documents if "dense_score" not in d.meta] if unit is not None else []
+        cosines = store.dense_scores(missing, unit) if missing and unit is not None else {}
+        positions = store.positions([d.id for d in documents])
         out = []
-        for doc in documents:
+        for doc, pos in zip(documents, positions, strict=True):
             meta = dict(doc.meta)
-            pos = store.position(doc.id)
-            if "dense_score" not in meta and unit is not None and matrix is not None and pos is not None:
-                meta["dense_score"] = float(matrix[pos] @ unit)
+            if "dense_score" not in meta and doc.id in cosines:
+                meta["dense_score"] = cosines[doc.id]
             coverage = index.term_coverage(query, doc.content or "")
             bm25 = (
                 normalized_bm25(float(scores[pos]), bound) if scores is not None and pos is not None else 0.0
@@ -114,11 +115,9 @@ class RelevanceScorer:
         if embedding is None:
             return None
         vec = np.asarray(embedding, dtype=np.float32)
-        matrix = self.document_store.matrix()
-        if matrix is not None and vec.shape != (matrix.shape[1],):
-            raise QueryError(
-                f"query embedding has shape {vec.shape}, the store holds {matrix.shape[1]}-d vectors"
-            )
+        dimension = self.document_store.embedding_dimension()
+        if dimension is not None and vec.shape != (dimension,):
+            raise QueryError(f"query embedding has shape {vec.shape}, the store holds {dimension}-d vectors")
         norm = float(np.linalg.norm(vec))
         return vec / norm if norm > 0 and np.isfinite(norm) else None
 

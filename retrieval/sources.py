@@ -21,6 +21,9 @@ from haygraph.retrieval.errors import InputError, UnknownSourceError
 SourceKey = tuple[str | None, str]
 """(tenant, source_id)."""
 
+ANY_TENANT: Any = object()
+"""`source_documents(ANY_TENANT)` (the default): the sources of every tenant."""
+
 RESERVED_META = frozenset({"source_id", "source", "file_path", "title", "content_hash", "heading_path"})
 """Meta keys set by indexing itself; extra meta given to `KnowledgeBase.index` may not set them."""
 

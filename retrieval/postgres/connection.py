@@ -1,18 +1,23 @@
 """Connecting to PostgreSQL: connection strings, the store's tables, its manifest row, error translation.
 
-A PostgreSQL store is two tables in one database:
+A PostgreSQL store is four tables in one database:
 
-- ``<collection>``: the documents, in the layout of `pgvector-haystack`'s `PgvectorDocumentStore` (id,
+- ``<collection>``: the chunks, in the layout of `pgvector-haystack`'s `PgvectorDocumentStore` (id,
   ``embedding vector(d)``, content, blob columns, ``meta jsonb``), which its retrievers search; the id
   column is ``text`` rather than the integration's ``varchar(128)``, since a chunk id holds its source's
-  path and paths may be longer;
-- ``<collection>__haygraph``: one row, the manifest — the store version (a counter) and the store meta
-  (the persisted config, the embedder family, the embedding dimension).
+  path and paths may be longer. Two columns of our own: ``docno`` (a number unique in the store, given
+  to a chunk each time it is written; its BM25 postings are keyed by it) and ``version`` (the store
+  version that wrote it);
+- ``<collection>__haygraph``: one row, the manifest — the store version (a counter), the store meta
+  (the persisted config, the embedder family, the embedding dimension), the store's id, the next
+  document and segment numbers and the number of chunks;
+- ``<collection>__bm25``: the BM25 segments (`haygraph.retrieval.postgres.postings`);
+- ``<collection>__dead``: tombstones, the document numbers of chunks deleted or replaced.
 
-Every change is one transaction that writes documents, deletes and the manifest row together, so a
-reader sees the old version or the new one and never a half-written job. Writers are serialised by a
-session-level advisory lock keyed by the table name (released by the server when a writer's connection
-ends, `kill -9` included).
+Every change is one transaction that writes chunks, postings, tombstones and the manifest row together,
+so a reader sees the old version or the new one and never a half-written job. Writers are serialised
+by a session-level advisory lock keyed by the table name (released by the server when a writer's
+connection ends, `kill -9` included).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,6 +38,9 @@ logger = logging.getLogger(__name__)
 
 MANIFEST_SUFFIX = "__haygraph"
 
+SEGMENTS_SUFFIX = "__bm25"
+DEAD_SUFFIX = "__dead"
+
 _CREATE_DOCUMENTS = """
 CREATE TABLE IF NOT EXISTS {table} (
 id TEXT PRIMARY KEY,
@@ -40,15 +49,51 @@ content TEXT,
 blob_data BYTEA,
 blob_meta JSONB,
 blob_mime_type VARCHAR(255),
-meta JSONB)
+meta JSONB,
+docno BIGINT NOT NULL,
+version BIGINT NOT NULL)
 """
+_CREATE_INDEXES = (
+    "CREATE UNIQUE INDEX IF NOT EXISTS {docno_index} ON {table} (docno)",
+    "CREATE INDEX IF NOT EXISTS {source_index} ON {table} ((meta->>'source_id'))",
+)
 _CREATE_MANIFEST = """
 CREATE TABLE IF NOT EXISTS {manifest} (
 id INT PRIMARY KEY CHECK (id = 1),
 version BIGINT NOT NULL,
 meta JSONB NOT NULL,
+store_id TEXT NOT NULL,
+next_docno BIGINT NOT NULL,
+next_segment BIGINT NOT NULL,
+documents BIGINT NOT NULL,
 updated_at TIMESTAMPTZ NOT NULL DEFAULT now())
 """
+_CREATE_SEGMENTS = """
+CREATE TABLE IF NOT EXISTS {segments} (
+seg BIGINT PRIMARY KEY,
+version BIGINT NOT NULL,
+docs INT NOT NULL,
+bytes BIGINT NOT NULL,
+sha256 TEXT NOT NULL,
+data BYTEA NOT NULL)
+"""
+_CREATE_DEAD = """
+CREATE TABLE IF NOT EXISTS {dead} (
+docno BIGINT PRIMARY KEY,
+version BIGINT NOT NULL)
+"""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The manifest row: the store version and meta, the store's id and its counters."""
+
+    version: int
+    meta: dict[str, Any]
+    store_id: str
+    next_docno: int
+    next_segment: int
+    documents: int
 
 
 def describe(settings: StoreConfig) -> str:
@@ -62,6 +107,16 @@ def describe(settings: StoreConfig) -> str:
 def manifest_table(settings: StoreConfig) -> str:
     """Name of the table holding the store's manifest row."""
     return f"{settings.collection}{MANIFEST_SUFFIX}"
+
+
+def segments_table(settings: StoreConfig) -> str:
+    """Name of the table holding the store's BM25 segments."""
+    return f"{settings.collection}{SEGMENTS_SUFFIX}"
+
+
+def dead_table(settings: StoreConfig) -> str:
+    """Name of the table holding the document numbers of deleted or replaced chunks."""
+    return f"{settings.collection}{DEAD_SUFFIX}"
 
 
 def conninfo(settings: StoreConfig) -> str:
@@ -144,12 +199,25 @@ def ensure_extension(conn: Any, settings: StoreConfig) -> None:
 
 
 def ensure_tables(conn: Any, settings: StoreConfig, dimension: int) -> None:
-    """Create the documents and manifest tables if missing; an existing one must hold `dimension`-d rows."""
+    """Create the store's tables if missing; an existing documents table must hold `dimension`-d rows."""
     from psycopg import sql
 
-    table = sql.Identifier(settings.collection)
+    name = settings.collection
+    table = sql.Identifier(name)
     conn.execute(sql.SQL(_CREATE_DOCUMENTS).format(table=table, dimension=sql.Literal(dimension)))
+    for statement in _CREATE_INDEXES:
+        conn.execute(
+            sql.SQL(statement).format(
+                table=table,
+                docno_index=sql.Identifier(f"{name}_docno"),
+                source_index=sql.Identifier(f"{name}_source"),
+            )
+        )
     conn.execute(sql.SQL(_CREATE_MANIFEST).format(manifest=sql.Identifier(manifest_table(settings))))
+    segments = sql.Identifier(segments_table(settings))
+    conn.execute(sql.SQL(_CREATE_SEGMENTS).format(segments=segments))
+    conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN data SET STORAGE EXTERNAL").format(segments))  # no pglz
+    conn.execute(sql.SQL(_CREATE_DEAD).format(dead=sql.Identifier(dead_table(settings))))
     stored = table_dimension(conn, settings)
     if stored is not None and stored != dimension:
         raise StoreError(
@@ -186,38 +254,49 @@ def ensure_hnsw(conn: Any, settings: StoreConfig) -> None:
     )
 
 
-def read_manifest(conn: Any, settings: StoreConfig) -> tuple[int, dict[str, Any]] | None:
-    """The store's (version, meta), or None when the database holds no such store."""
+def read_manifest(conn: Any, settings: StoreConfig, *, for_update: bool = False) -> Manifest | None:
+    """The store's manifest row, or None when the database holds no such store (`for_update`: locked)."""
     from psycopg import sql
 
     if conn.execute("SELECT to_regclass(%s)", (_qualified(manifest_table(settings)),)).fetchone()[0] is None:
         return None
     row = conn.execute(
-        sql.SQL("SELECT version, meta FROM {} WHERE id = 1").format(sql.Identifier(manifest_table(settings)))
+        sql.SQL(
+            "SELECT version, meta, store_id, next_docno, next_segment, documents FROM {} WHERE id = 1"
+            + (" FOR UPDATE" if for_update else "")
+        ).format(sql.Identifier(manifest_table(settings)))
     ).fetchone()
-    return None if row is None else (int(row[0]), dict(row[1]))
+    if row is None:
+        return None
+    return Manifest(int(row[0]), dict(row[1]), str(row[2]), int(row[3]), int(row[4]), int(row[5]))
 
 
 def store_version(settings: StoreConfig) -> int | None:
     """The version counter of the store (one short query); None when there is no store yet."""
-    with _short_connection(settings) as conn:
+    with short_connection(settings) as conn:
         saved = read_manifest(conn, settings)
-    return None if saved is None else saved[0]
+    return None if saved is None else saved.version
 
 
 def drop_store(settings: StoreConfig) -> bool:
-    """Drop the store's two tables; True when there was a store."""
+    """Drop the store's tables; True when there was a store."""
     from psycopg import sql
 
-    with _short_connection(settings) as conn:
+    with short_connection(settings) as conn:
         existed = read_manifest(conn, settings) is not None
-        for name in (settings.collection, manifest_table(settings)):
+        for name in (
+            settings.collection,
+            manifest_table(settings),
+            segments_table(settings),
+            dead_table(settings),
+        ):
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
     return existed
 
 
 @contextmanager
-def _short_connection(settings: StoreConfig) -> Iterator[Any]:
+def short_connection(settings: StoreConfig) -> Iterator[Any]:
+    """A new autocommit connection for a few statements, closed afterwards (failures as `StoreError`)."""
     conn = connect(settings)
     try:
         with postgres_errors(settings):

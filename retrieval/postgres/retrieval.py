@@ -21,15 +21,19 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import Any, Literal
 
+import numpy as np
 from haystack import Document, Pipeline
 
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig, StoreConfig
 from haygraph.retrieval.errors import ConfigError, StoreError
-from haygraph.retrieval.pipelines import add_bm25_retriever, hybrid_fusion
+from haygraph.retrieval.pipelines import bm25_settings, hybrid_fusion
 from haygraph.retrieval.postgres import connection
+from haygraph.retrieval.postgres.bm25 import PostgresBM25Retriever
 from haygraph.retrieval.qdrant.scores import RetrieverScores
 
 logger = logging.getLogger(__name__)
@@ -41,9 +45,10 @@ POOL_SIZE = 4
 def pgvector_store(settings: StoreConfig, dimension: int, catalog: Any = None) -> Any:
     """The `PgvectorDocumentStore` (pooled) that the dense retriever searches.
 
-    With `catalog` (the `PostgresStore` whose version this process serves), rows that are not in that
-    version are dropped from the results: a chunk written by another process since is found once this
-    process has loaded the new version, together with its BM25 side, so one query never mixes versions.
+    With `catalog` (the `PostgresStore` whose version this process serves), only chunks of that version
+    are searched (document numbers below its bound): a chunk written by another process since is found
+    once this process has loaded the new version, together with its BM25 side, so one query never mixes
+    versions.
     """
     from haystack.utils import Secret
     from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
@@ -64,9 +69,6 @@ def pgvector_store(settings: StoreConfig, dimension: int, catalog: Any = None) -
             self.settings = settings
             self.catalog = catalog
 
-        def pool(self) -> Any:
-            return pool_for(self.settings)
-
         def _embedding_retrieval(
             self,
             query_embedding: list[float],
@@ -75,29 +77,85 @@ def pgvector_store(settings: StoreConfig, dimension: int, catalog: Any = None) -
             top_k: int = 10,
             vector_function: Literal["cosine_similarity", "inner_product", "l2_distance"] | None = None,
         ) -> list[Document]:
-            from haystack_integrations.document_stores.pgvector.converters import (
-                _from_pg_to_haystack_documents,
+            return dense_search(
+                self.settings, self.embedding_dimension, query_embedding, filters, top_k, self.catalog
             )
-            from psycopg.rows import dict_row
-            from psycopg_pool import PoolTimeout
-
-            sql_query, params = self._check_and_build_embedding_retrieval_query(
-                query_embedding=query_embedding, vector_function=vector_function, top_k=top_k, filters=filters
-            )
-            try:
-                with self.pool().connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-                    records = cur.execute(sql_query, params).fetchall()
-            except PoolTimeout as exc:
-                raise StoreError(
-                    f"{connection.describe(self.settings)}: no connection to PostgreSQL within "
-                    f"{self.pool().timeout:.0f} s ({exc}); check that the server is running"
-                ) from exc
-            docs = list(_from_pg_to_haystack_documents(records))
-            if self.catalog is not None:
-                docs = [d for d in docs if self.catalog.position(d.id) is not None]
-            return docs
 
     return PooledPgvectorStore(settings, dimension)
+
+
+def dense_search(
+    settings: StoreConfig,
+    dimension: int,
+    query_embedding: list[float],
+    filters: dict[str, Any] | None,
+    top_k: int,
+    catalog: Any = None,
+) -> list[Document]:
+    """The `top_k` chunks nearest to `query_embedding` (cosine) matching `filters`, scored by cosine.
+
+    The SQL is the integration's (its filter translation, ``1 - (embedding <=> q)`` as the score), with
+    two changes: the vector column is not fetched (nothing after retrieval reads it, and converting 100
+    vectors per query was most of the dense side's time), and exact search orders by the score, which no
+    index can serve, so it scans even where an HNSW index exists; `search: hnsw` orders by the distance
+    operator, which the index serves.
+    """
+    from haystack_integrations.document_stores.pgvector.filters import (
+        _convert_filters_to_where_clause_and_params,
+    )
+    from psycopg import sql
+
+    if not query_embedding:
+        raise ValueError("query_embedding must be a non-empty list of floats")
+    if len(query_embedding) != dimension:
+        raise ValueError(
+            f"query_embedding dimension ({len(query_embedding)}) does not match the store's embedding "
+            f"dimension ({dimension})."
+        )
+    vector = np.asarray(query_embedding, dtype=np.float32)
+    where: Any = sql.SQL("")
+    params: tuple[Any, ...] = ()
+    if filters:
+        where, params = _convert_filters_to_where_clause_and_params(filters, operator="AND")
+    bound = catalog.docno_bound() if catalog is not None else None
+    order = "embedding <=> %s" if settings.search == "hnsw" else "score DESC"
+    query = (
+        sql.SQL("SELECT id, content, meta, docno, 1 - (embedding <=> %s) AS score FROM {} WHERE ").format(
+            sql.Identifier(settings.collection)
+        )
+        + sql.SQL("docno < %s" if bound is not None else "TRUE")
+        + where
+        + sql.SQL(f" ORDER BY {order} LIMIT %s")
+    )
+    args = (vector, *((bound,) if bound is not None else ()), *params)
+    args = (*args, vector, top_k) if settings.search == "hnsw" else (*args, top_k)
+    with pooled_connection(settings) as conn:
+        rows = conn.execute(query, args).fetchall()
+    docs = [Document(id=r[0], content=r[1], meta=r[2] or {}, score=float(r[4])) for r in rows]
+    if catalog is not None:
+        catalog.remember_docnos({r[0]: int(r[3]) for r in rows})
+    return docs
+
+
+@contextmanager
+def pooled_connection(settings: StoreConfig) -> Iterator[Any]:
+    """A connection of the process's query pool for `settings` (waits at most the pool's timeout).
+
+    Raises:
+        StoreError: no connection within the wait (the server is down), or a PostgreSQL failure.
+
+    """
+    from psycopg_pool import PoolTimeout
+
+    pool = pool_for(settings)
+    try:
+        with connection.postgres_errors(settings), pool.connection() as conn:
+            yield conn
+    except PoolTimeout as exc:
+        raise StoreError(
+            f"{connection.describe(settings)}: no connection to PostgreSQL within {pool.timeout:.0f} s "
+            f"({exc}); check that the server is running"
+        ) from exc
 
 
 def pool_for(settings: StoreConfig) -> Any:
@@ -146,8 +204,6 @@ def _configure(settings: StoreConfig, conn: Any) -> None:
         conn.execute(f"SET hnsw.ef_search = {int(settings.hnsw_ef_search)}")
         # pgvector >= 0.8: keep scanning the graph until a filtered query (a tenant) has its k rows
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
-    else:
-        conn.execute("SET enable_indexscan = off")  # exact: never the HNSW index, even if built
 
 
 _POOLS: dict[tuple[Any, ...], Any] = {}
@@ -174,7 +230,10 @@ def add_postgres_retrieval(
             "postgres leave them at their defaults (bm25s, numpy)"
         )
     if q.mode in ("bm25", "hybrid"):
-        add_bm25_retriever(pipe, config, store, candidates if q.mode == "hybrid" else head_k)
+        k = candidates if q.mode == "hybrid" else head_k
+        pipe.add_component(
+            "bm25", PostgresBM25Retriever(document_store=store, top_k=k, **bm25_settings(config))
+        )
     if q.mode in ("dense", "hybrid"):
         k = candidates if q.mode == "hybrid" else head_k
         pipe.add_component("dense", PgvectorEmbeddingRetriever(document_store=store.pgvector(), top_k=k))

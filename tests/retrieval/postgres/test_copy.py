@@ -28,9 +28,7 @@ def no_embedding(self, documents):
 def contents(location: StoreLocation) -> dict[str, tuple[str, list[float]]]:
     """id -> (tenant, normalised vector) of every chunk in the store at `location`."""
     _, store = open_store(location.directory, location.config)
-    matrix = store.matrix()
-    assert matrix is not None
-    return {d.id: (d.meta.get("tenant"), matrix[i].tolist()) for i, d in enumerate(store.documents)}
+    return {d.id: (d.meta.get("tenant"), list(d.embedding or [])) for d in store.filter_documents()}
 
 
 def test_every_direction_keeps_ids_and_vectors(tmp_path: Path, pg_settings, monkeypatch) -> None:

@@ -120,10 +120,16 @@ def test_server_restart_fails_fast_and_recovers_without_reopening(docs, pg_confi
         ):
             pg._embedding_retrieval(VECTOR, top_k=3)
         assert time.monotonic() - start < 5
-        assert kb.search("annual leave", config="bm25").hits  # keyword search runs in the process
+        start = time.monotonic()
+        with pytest.raises(
+            StoreError, match=r"no connection to PostgreSQL within 2 s|cannot reach PostgreSQL"
+        ):
+            kb.search("annual leave", config="bm25")  # BM25 scores in the process, reads the chunks' text
+        assert time.monotonic() - start < 5
     finally:
         pgvector_cluster.start()
     assert [d.id for d in pg._embedding_retrieval(VECTOR, top_k=3)] == expected  # same objects, reconnected
+    assert kb.search("annual leave", config="bm25").hits
     assert kb.store.count_documents() == table_rows(kb.store.settings) == len(TEXTS)
 
 

@@ -49,6 +49,16 @@ def ranked(
     return [(d.id, round(float(d.score or 0), 4)) for d in out[info.output]["documents"]]
 
 
+def segment_rows(settings: StoreConfig) -> int:
+    conn = connection.connect(settings)
+    try:
+        return int(
+            conn.execute(f'SELECT count(*) FROM "{connection.segments_table(settings)}"').fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
 def table_rows(settings: StoreConfig) -> int:
     conn = connection.connect(settings)
     try:
@@ -76,7 +86,7 @@ class TestParity:
         pipe, _ = build_query_pipeline(kb.config, kb.store)
         kinds = {name: type(pipe.get_component(name)).__name__ for name in pipe.graph.nodes}
         assert kinds["dense"] == "PgvectorEmbeddingRetriever"
-        assert kinds["bm25"] == "FastBM25Retriever"
+        assert kinds["bm25"] == "PostgresBM25Retriever"
         assert kinds["fusion"] == "HybridFusion"
 
     def test_hnsw_index_is_built_and_searched(self, docs, pg_config, pg_settings):
@@ -151,6 +161,47 @@ class TestLifecycle:
         assert {d.meta["source_id"] for d in KnowledgeBase.open(None, pg_config).store.documents} == {
             "leave.md"
         }
+
+    def test_a_streamed_job_is_one_version_in_several_batches_and_segments(self, pg_config, monkeypatch):
+        from haygraph.retrieval import kb_writer
+        from haygraph.retrieval.postgres import postings
+        from haygraph.retrieval.postgres import store as pg_store
+
+        monkeypatch.setattr(kb_writer, "STREAM_BATCH", 3)  # pipeline runs of 3 documents
+        monkeypatch.setattr(pg_store, "WRITE_BATCH", 2)  # sent 2 chunks at a time
+        monkeypatch.setattr(postings, "SEGMENT_DOCS", 4)  # a segment every 4 chunks
+        notes = [f"Note {i}: the parking level is {i} and the barrier code is {1000 + i}." for i in range(10)]
+        kb = KnowledgeBase(pg_config.with_overrides(query={"mode": "bm25"}))
+        report = kb.index_documents(
+            Document(content=t, meta={"source_id": f"n{i}.md"}) for i, t in enumerate(notes)
+        )
+        assert report.chunks == 10 and kb.store.version == "1"
+        assert segment_rows(kb.store.settings) == 3 and table_rows(kb.store.settings) == 10
+        embedded = KnowledgeBase(RetrievalConfig().with_overrides(query={"mode": "bm25"}))
+        embedded.index_documents(
+            [Document(content=t, meta={"source_id": f"n{i}.md"}) for i, t in enumerate(notes)]
+        )
+        for query in ("parking level 7", "barrier code 1003"):
+            assert ranking(KnowledgeBase.open(None, pg_config), query, "bm25") == ranking(
+                embedded, query, "bm25"
+            )
+
+    def test_small_segments_are_merged_and_removed_chunks_stay_gone(self, pg_config):
+        from haygraph.retrieval.postgres import postings
+
+        kb = KnowledgeBase(pg_config)
+        for i in range(postings.MERGE_AT + 1):  # one small segment per job, then a merge
+            kb.index_documents(
+                [Document(content=f"Parking level {i} is open.", meta={"source_id": f"p{i}.md"})]
+            )
+        kb.remove_sources(["p3.md"])
+        assert segment_rows(kb.store.settings) < postings.MERGE_AT
+        again = KnowledgeBase.open(None, pg_config)
+        every = again.config.with_overrides(query={"mode": "bm25", "cut": {"enabled": False}, "top_k": 20})
+        hits = again.search("parking level", config=every.query).hits
+        assert sorted(h.source for h in hits) == sorted(
+            f"p{i}.md" for i in range(postings.MERGE_AT + 1) if i != 3
+        )
 
 
 class TestTenancy:
