@@ -112,17 +112,17 @@ def dense_search(
             f"query_embedding dimension ({len(query_embedding)}) does not match the store's embedding "
             f"dimension ({dimension})."
         )
-    vector = np.asarray(query_embedding, dtype=np.float32)
+    vector = vector_literal(query_embedding)
     where: Any = sql.SQL("")
     params: tuple[Any, ...] = ()
     if filters:
         where, params = _convert_filters_to_where_clause_and_params(filters, operator="AND")
     bound = catalog.docno_bound() if catalog is not None else None
-    order = "embedding <=> %s" if settings.search == "hnsw" else "score DESC"
+    order = "embedding <=> %s::vector" if settings.search == "hnsw" else "score DESC"
     query = (
-        sql.SQL("SELECT id, content, meta, docno, 1 - (embedding <=> %s) AS score FROM {} WHERE ").format(
-            sql.Identifier(settings.collection)
-        )
+        sql.SQL(
+            "SELECT id, content, meta, docno, 1 - (embedding <=> %s::vector) AS score FROM {} WHERE "
+        ).format(sql.Identifier(settings.collection))
         + sql.SQL("docno < %s" if bound is not None else "TRUE")
         + where
         + sql.SQL(f" ORDER BY {order} LIMIT %s")
@@ -135,6 +135,11 @@ def dense_search(
     if catalog is not None:
         catalog.remember_docnos({r[0]: int(r[3]) for r in rows})
     return docs
+
+
+def vector_literal(values: Any) -> str:
+    """A vector as pgvector's text form, ``[0.1,0.2,...]`` (float32 values, written exactly)."""
+    return "[" + ",".join(str(x) for x in np.asarray(values, dtype=np.float32).tolist()) + "]"
 
 
 @contextmanager
@@ -195,10 +200,7 @@ def close_pools() -> None:
 
 
 def _configure(settings: StoreConfig, conn: Any) -> None:
-    from pgvector.psycopg import register_vector
-
-    conn.autocommit = True
-    register_vector(conn)
+    conn.autocommit = True  # vectors travel as text ('[...]'::vector), so no type needs registering
     conn.execute(f"SET statement_timeout = {int(settings.timeout * 1000)}")
     if settings.search == "hnsw":
         conn.execute(f"SET hnsw.ef_search = {int(settings.hnsw_ef_search)}")

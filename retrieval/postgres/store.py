@@ -170,14 +170,14 @@ class PostgresStore(EmbeddedDocumentStore):
 
         if not self._has_table():
             return []
-        columns = "id, content, meta, docno" + (", embedding" if embeddings else "")
+        columns = "id, content, meta, docno" + (", embedding::real[]" if embeddings else "")
         query = sql.SQL("SELECT " + columns + " FROM {} WHERE TRUE").format(self._table())
         query = query + (sql.SQL(where) if isinstance(where, str) else where) + sql.SQL(" ORDER BY docno")
         with self._reading() as conn:
             rows = conn.execute(query, tuple(params)).fetchall()
         docs = []
         for row in rows:
-            embedding = _as_list(row[4]) if embeddings and row[4] is not None else None
+            embedding = [float(x) for x in row[4]] if embeddings and row[4] is not None else None
             docs.append(Document(id=row[0], content=row[1], meta=row[2] or {}, embedding=embedding))
         return docs
 
@@ -212,9 +212,13 @@ class PostgresStore(EmbeddedDocumentStore):
 
         if not document_ids:
             return {}
-        query = sql.SQL("SELECT id, 1 - (embedding <=> %s) FROM {} WHERE id = ANY(%s)").format(self._table())
+        from haygraph.retrieval.postgres.retrieval import vector_literal
+
+        query = sql.SQL("SELECT id, 1 - (embedding <=> %s::vector) FROM {} WHERE id = ANY(%s)").format(
+            self._table()
+        )
         with self._reading() as conn:
-            rows = conn.execute(query, (np.asarray(unit, dtype=np.float32), list(document_ids))).fetchall()
+            rows = conn.execute(query, (vector_literal(unit), list(document_ids))).fetchall()
         return {row[0]: float(row[1]) for row in rows}
 
     def positions(self, document_ids: Sequence[str]) -> list[int | None]:
@@ -916,8 +920,3 @@ def _jsonb(meta: dict[str, Any]) -> Any:
     from psycopg.types.json import Jsonb
 
     return Jsonb(meta)
-
-
-def _as_list(value: Any) -> list[float]:
-    """A pgvector value as a list of floats."""
-    return [float(x) for x in np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)]
