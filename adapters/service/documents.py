@@ -17,6 +17,9 @@ Every job's state is journalled in `<store>/uploads/jobs.json` (written atomical
 starts, ends): after a crash or `kill -9`, the next start reports the jobs that were queued or
 running as failed (`INTERRUPTED`) instead of forgetting them; the store itself holds the version
 before the job or the one it saved, never a mix.
+
+On a PostgreSQL store (`store.backend: postgres`) jobs and uploaded files are kept in the store's
+database instead (`shared_documents.py`), so every `serve` process on that store sees them.
 """
 
 from __future__ import annotations
@@ -37,8 +40,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
-
-from haystack import Document
 
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.service.errors import (
@@ -139,34 +140,34 @@ def _scope(tenant: str | None) -> dict[str, Any] | None:
     return None if tenant is None else own_filter(tenant)
 
 
-def _tenant_of(doc: Document) -> str | None:
-    tenant = doc.meta.get("tenant")
-    return tenant if isinstance(tenant, str) else None
+def source_rows(
+    summaries: Iterable[dict[str, Any]], uploads: Path, sizes: dict[str, int] | None = None
+) -> list[dict[str, Any]]:
+    """One row per source (`store.source_summaries`): id, title, chunks, characters, format, size, when.
 
-
-def source_rows(documents: Iterable[Document], uploads: Path) -> list[dict[str, Any]]:
-    """One row per source of `documents`: id, title, chunks, characters, format, size, when indexed."""
-    rows: dict[tuple[str | None, str], dict[str, Any]] = {}
-    for doc in documents:
-        key = source_key(doc)
-        row = rows.get(key)
-        if row is None:
-            file_path = doc.meta.get("file_path")
-            name = str(doc.meta.get("source") or key[1])
-            row = rows[key] = {
-                "id": key[1],
-                "tenant": key[0],
-                "title": str(doc.meta.get("title") or name),
+    `sizes` ({file name: bytes} of the caller's uploads) replaces reading the size from the disk.
+    """
+    rows = []
+    for summary in summaries:
+        file_path = summary.get("file_path")
+        source_id = str(summary["source_id"])
+        name = str(summary.get("source") or source_id)
+        uploaded = _inside(file_path, uploads)
+        tenant = summary.get("tenant")
+        rows.append(
+            {
+                "id": source_id,
+                "tenant": None if tenant is None else str(tenant),
+                "title": str(summary.get("title") or name),
                 "format": Path(name).suffix.lower().lstrip(".") or None,
-                "chunks": 0,
-                "chars": 0,
-                "bytes": _file_size(file_path),
-                "indexed_at": doc.meta.get("indexed_at"),
-                "uploaded": _inside(file_path, uploads),
+                "chunks": int(summary["chunks"]),
+                "chars": int(summary["chars"]),
+                "bytes": sizes.get(name) if sizes is not None and uploaded else _file_size(file_path),
+                "indexed_at": summary.get("indexed_at"),
+                "uploaded": uploaded,
             }
-        row["chunks"] += 1
-        row["chars"] += len(doc.content or "")
-    return sorted(rows.values(), key=lambda r: (r["id"].lower(), r["tenant"] or ""))
+        )
+    return sorted(rows, key=lambda r: (r["id"].lower(), r["tenant"] or ""))
 
 
 def _file_size(file_path: Any) -> int | None:
@@ -255,7 +256,18 @@ class DocumentManager:
         self._write_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="haygraph-index")
         self._journal_lock = threading.Lock()
-        self._load_journal()
+        self._book: Any = None
+        self._shared: Any = None
+        config = knowledge.config
+        if config is not None and config.store.backend == "postgres":
+            from haygraph.adapters.service import shared_documents
+
+            shared_documents.ensure_tables(config.store)
+            self._book = shared_documents.PostgresJobBook(config.store)
+            self._shared = shared_documents.PostgresUploads(config.store)
+            self.uploads = self._shared.root
+        else:
+            self._load_journal()
 
     # -- the job journal ---------------------------------------------------------------------------
     def _load_journal(self) -> None:
@@ -283,6 +295,16 @@ class DocumentManager:
             )
             self._save_journal()
 
+    def _save(self, job: IndexJob, *, progress: bool = False) -> None:
+        """Record a job's state: in the database (PostgreSQL store), else in the journal."""
+        if self._book is not None:
+            try:
+                self._book.put(job.record(), progress=progress)
+            except RetrievalError as exc:  # the database is down: the job runs on, its record catches up
+                logger.warning("cannot record indexing job %s: %s", job.id, exc)
+        elif not progress:
+            self._save_journal()
+
     def _save_journal(self) -> None:
         """Write every remembered job's state (atomically: a crash leaves the old journal or the new)."""
         with self._jobs_lock:
@@ -300,6 +322,8 @@ class DocumentManager:
     def close(self) -> None:
         """Stop accepting jobs; a job already running finishes (its store save is atomic either way)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._book is not None:
+            self._book.close()
 
     # -- reading -----------------------------------------------------------------------------------
     def tenant_chunks(self) -> Counter[str | None]:
@@ -309,7 +333,7 @@ class DocumentManager:
         snap = self.knowledge.current
         cached = self._tenant_counts
         if cached is None or cached[0] is not snap:
-            counts = Counter(_tenant_of(d) for d in snap.kb.store.documents)
+            counts: Counter[str | None] = Counter(snap.kb.store.tenant_counts())
             cached = self._tenant_counts = (snap, counts)
         return cached[1]
 
@@ -325,16 +349,24 @@ class DocumentManager:
         if not self.knowledge.ready:
             return []
         store = self.knowledge.current.kb.store
-        rows = source_rows(store.filter_documents(_scope(caller.tenant)), self.uploads)
+        sizes = self._shared.sizes(tenant_folder_name(caller.tenant)) if self._shared is not None else None
+        rows = source_rows(store.source_summaries(_scope(caller.tenant)), self.uploads, sizes)
         if caller.tenant is not None:
             for row in rows:
                 row.pop("tenant")
         return rows
 
     def job(self, caller: Caller, job_id: str) -> IndexJob:
-        """A job of the caller's tenant (`NotFoundError` for another tenant's job or an unknown id)."""
-        with self._jobs_lock:
-            job = self._jobs.get(job_id)
+        """A job of the caller's tenant (`NotFoundError` for another tenant's job or an unknown id).
+
+        On a PostgreSQL store the job is read from the database: it may run in another process.
+        """
+        if self._book is not None:
+            record = self._book.get(job_id, INTERRUPTED) if len(job_id) <= 64 else None
+            job = IndexJob.from_record(record) if record is not None else None
+        else:
+            with self._jobs_lock:
+                job = self._jobs.get(job_id)
         if job is None or job.tenant != caller.tenant:
             raise NotFoundError(f"indexing job {job_id[:40]!r} does not exist")
         return job
@@ -373,6 +405,8 @@ class DocumentManager:
         temp = folder / f".upload-{secrets.token_hex(8)}{Path(name).suffix.lower()}"
         try:
             self._write_checked(name, temp, stream, limit)
+            if self._shared is not None:  # every process of the store can index it again or remove it
+                self._shared.put(tenant_folder_name(caller.tenant), name, caller.tenant, temp)
             os.replace(temp, target)  # replaces a previous upload of the same name (never follows a link)
         except OSError as exc:  # a full or read-only disk: the previous upload of this name is intact
             raise _unsaved(name, exc) from exc
@@ -402,7 +436,7 @@ class DocumentManager:
         """Refuse a name that is already the id of a source indexed from another file."""
         if not self.knowledge.ready:
             return
-        documents = self.knowledge.current.kb.store.filter_documents(_scope(tenant))
+        documents = self.knowledge.current.kb.store.source_documents(tenant)
         holder = known_sources(documents, tenant).get(name)
         if holder is not None and holder != str(target.resolve()):
             raise UploadRefused(
@@ -419,7 +453,7 @@ class DocumentManager:
             finished = [j for j in self._jobs.values() if j.finished is not None]
             for old in sorted(finished, key=lambda j: j.created)[: max(0, len(self._jobs) - KEPT_JOBS)]:
                 del self._jobs[old.id]
-        self._save_journal()
+        self._save(job)
         self._pool.submit(self._run_job, job, files)
         return job
 
@@ -439,16 +473,18 @@ class DocumentManager:
 
     def _run_job(self, job: IndexJob, files: list[Path]) -> None:
         job.state, job.phase = "running", "converting"
-        self._save_journal()
+        self._save(job)
 
         def progress(done: int, total: int) -> None:
             job.phase = "embedding" if done < total else "saving"
             job.done, job.total = done, total
+            self._save(job, progress=True)
 
         meta: dict[str, Any] = {"indexed_at": datetime.now(UTC).isoformat(timespec="seconds")}
         if job.tenant is not None:
             meta["tenant"] = job.tenant
         try:
+            self._fetch_uploads(job.tenant, files)
             with self._write_lock:
                 report = self._writer_kb().index([str(f) for f in files], meta=meta, on_progress=progress)
             job.phase = "loading"
@@ -477,11 +513,11 @@ class DocumentManager:
             return
         job.state, job.phase, job.finished = "done", "done", time.time()
         job.done = job.total = max(job.total, report.chunks)
-        self._save_journal()
+        self._save(job)
 
     def _fail(self, job: IndexJob, message: str) -> None:
         job.state, job.phase, job.error, job.finished = "failed", "failed", message, time.time()
-        self._save_journal()
+        self._save(job)
 
     def _public(self, message: str) -> str:
         """A library message without the server's folder names (the uploads folder is not the user's)."""
@@ -510,12 +546,29 @@ class DocumentManager:
             time.sleep(0.05)
         raise TimeoutError("the new store version did not load in time")
 
+    def _fetch_uploads(self, tenant: str | None, files: list[Path]) -> None:
+        """On a PostgreSQL store, write the stored uploads among `files` to this process's disk."""
+        if self._shared is None:
+            return
+        folder = self.folder(tenant)
+        for path in files:
+            if _inside(str(path), folder):
+                self._shared.fetch(tenant_folder_name(tenant), path.name, path)
+
     def _file_of(self, tenant: str | None, source_id: str) -> Any:
         """The file a source of `tenant` was indexed from (its `meta.file_path`; None if none or unknown)."""
-        if source_id not in {row["id"] for row in self.sources(Caller(tenant=tenant))}:
+        if not self.knowledge.ready:
             raise NotFoundError(f"source {source_id[:80]!r} does not exist")
-        documents = self.knowledge.current.kb.store.filter_documents(_scope(tenant))
-        return next((d.meta.get("file_path") for d in documents if source_key(d)[1] == source_id), None)
+        store = self.knowledge.current.kb.store
+        documents = store.source_documents() if tenant is None else store.source_documents(tenant)
+        found = [  # a caller without a tenant (no --api-keys) manages every source
+            d
+            for d in documents
+            if str(d.meta.get("source_id", "")) == source_id and tenant in (None, source_key(d)[0])
+        ]
+        if not found:
+            raise NotFoundError(f"source {source_id[:80]!r} does not exist")
+        return found[0].meta.get("file_path")
 
     def remove(self, caller: Caller, source_id: str) -> dict[str, Any]:
         """Remove one of the caller's sources (and its uploaded file); returns what was removed."""
@@ -529,11 +582,15 @@ class DocumentManager:
             raise ConflictError(self._public(str(exc))) from exc
         if _inside(file_path, self.folder(caller.tenant)):
             Path(str(file_path)).unlink(missing_ok=True)
+            if self._shared is not None:
+                self._shared.delete(tenant_folder_name(caller.tenant), Path(str(file_path)).name)
         return {"removed": report.sources, "chunks": report.chunks}
 
     def reindex(self, caller: Caller, source_id: str) -> IndexJob:
         """Queue a job indexing an uploaded source's file again (its own file in the caller's folder)."""
         file_path = self._file_of(caller.tenant, source_id)
+        if _inside(file_path, self.folder(caller.tenant)):
+            self._fetch_uploads(caller.tenant, [Path(str(file_path))])
         if not _inside(file_path, self.folder(caller.tenant)) or not Path(str(file_path)).is_file():
             raise ConflictError(
                 f"source {source_id[:80]!r} was not uploaded here; re-index it with `haygraph index` "

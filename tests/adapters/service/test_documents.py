@@ -27,6 +27,7 @@ from haygraph.adapters.service.errors import NotFoundError
 from haygraph.adapters.service.keys import Caller, parse_api_keys
 from haygraph.retrieval.errors import UnreadableFileError
 from haygraph.retrieval.office_formats import check_unpacked_size
+from haygraph.retrieval.store import EmbeddedDocumentStore
 
 
 class TestUploadNames:
@@ -149,7 +150,9 @@ def test_source_rows_group_chunks(tmp_path: Path) -> None:
         Document(content="three", meta={"source_id": "a.md", "file_path": str(upload)}),
         Document(content="x", meta={"source_id": "b.pdf", "tenant": "B"}),
     ]
-    rows = {r["id"]: r for r in source_rows(docs, tmp_path / "uploads")}
+    store = EmbeddedDocumentStore()
+    store.write_documents(docs)
+    rows = {r["id"]: r for r in source_rows(store.source_summaries(None), tmp_path / "uploads")}
     assert rows["a.md"]["chunks"] == 2 and rows["a.md"]["chars"] == 8 and rows["a.md"]["bytes"] == 5
     assert rows["a.md"]["uploaded"] is True and rows["a.md"]["indexed_at"] == "t"
     assert rows["b.pdf"]["format"] == "pdf" and rows["b.pdf"]["bytes"] is None

@@ -1,9 +1,11 @@
 """Two `haygraph serve` processes on one PostgreSQL store: an upload through one is answered by the other.
 
 Real processes on loopback ports, the real embedding model (the session's cached handbook embeddings),
-the test session's PostgreSQL server. Also the newcomer's trap: the CLI-indexed handbook carries no
-tenant, so the start-up log warns that no key sees those chunks, `/v1/status` says 0, and a key that
-sees nothing is told so instead of "could not find evidence".
+the test session's PostgreSQL server. The job an upload starts on one process is polled on the other
+(jobs live in the database), the file it uploaded is re-indexed and removed through the other, tenancy
+holds on both, and a stopped server is a 503 on both, then recovered from. Also the newcomer's trap:
+the CLI-indexed handbook carries no tenant, so the start-up log warns that no key sees those chunks,
+`/v1/status` says 0, and a key that sees nothing is told so instead of "could not find evidence".
 """
 
 from __future__ import annotations
@@ -62,7 +64,9 @@ def test_two_processes_share_one_store(
 
         with httpx.Client(base_url=one, headers=ACME, timeout=60) as client:
             job = client.post("/v1/sources", files=[("files", ("parking.md", PARKING))]).json()["job"]
-            assert wait_job_at(client, job["id"], headers=ACME)["state"] == "done"
+        with httpx.Client(base_url=two, timeout=60) as other:  # the job is polled on the other process
+            assert wait_job_at(other, job["id"], headers=ACME)["state"] == "done"
+            assert other.get(f"/v1/jobs/{job['id']}", headers=GLOBEX).status_code == 404  # not its job
         uploaded = time.monotonic()
         while "parking.md" not in search_ids(two, ACME, "Zephyr garage barrier code"):
             assert time.monotonic() - uploaded < RELOAD_BOUND_S, (tmp_path / "two.log").read_text()[-2000:]
@@ -77,20 +81,25 @@ def test_two_processes_share_one_store(
             f"{two}/v1/ask", json={"question": "What is the garage barrier code?"}, headers=ACME
         )
         assert "4711" in answer.json()["answer"]
+        with httpx.Client(base_url=two, headers=ACME, timeout=60) as client:  # the file is in the database
+            rows = {r["id"]: r for r in client.get("/v1/sources").json()}
+            assert rows["parking.md"]["uploaded"] and rows["parking.md"]["bytes"] == len(PARKING)
+            again = client.post("/v1/sources/parking.md/reindex").json()
+        with httpx.Client(base_url=one, headers=ACME, timeout=60) as client:
+            assert wait_job_at(client, again["id"], headers=ACME)["state"] == "done"
+            assert client.delete("/v1/sources/parking.md").json()["removed"] == ["parking.md"]
 
-        # PostgreSQL restarted under traffic: a clear 503 at once, keyword search still answers, then recovery
+        # PostgreSQL restarted under traffic: a clear 503 at once on every kind of search, then recovery
         dense = {"query": "Zephyr garage barrier code", "top_k": 3, "mode": "dense"}
         pgvector_cluster.stop()
         try:
-            start = time.monotonic()
-            down = httpx.post(f"{two}/v1/search", json=dense, headers=ACME, timeout=60)
-            failed_in = time.monotonic() - start
-            assert down.status_code == 503 and down.json()["error"]["type"] == "store_unavailable"
-            assert "Retry-After" in down.headers and "127.0.0.1" not in down.text  # no server names leak
-            assert failed_in < 10
-            assert "parking.md" in search_ids(
-                two, ACME, "Zephyr garage barrier code", "bm25"
-            )  # in the process
+            for body in (dense, {**dense, "mode": "bm25"}):
+                start = time.monotonic()
+                down = httpx.post(f"{two}/v1/search", json=body, headers=ACME, timeout=60)
+                failed_in = time.monotonic() - start
+                assert down.status_code == 503 and down.json()["error"]["type"] == "store_unavailable"
+                assert "Retry-After" in down.headers and "127.0.0.1" not in down.text  # no server names leak
+                assert failed_in < 10
         finally:
             pgvector_cluster.start()
         start = time.monotonic()
