@@ -36,7 +36,6 @@ import math
 import os
 import random
 import time
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -235,9 +234,14 @@ def build_model(layers: int, train_from: int) -> Any:
     return model
 
 
+PAD_MULTIPLE = 32
+"""Batches are padded to a multiple of this many tokens: few distinct shapes, so the CPU kernels' caches
+(oneDNN keeps one primitive per shape) stop growing; the memory of a run grew ~1 GB an hour without it."""
+
+
 def embed_batch(vocab: E5Vocabulary, rows: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Word embeddings (B, T, H) and the attention mask (B, T) of id rows, padded to the longest."""
-    width = max(len(r) for r in rows)
+    """Word embeddings (B, T, H) and the attention mask (B, T) of id rows, padded past the longest."""
+    width = -(-max(len(r) for r in rows) // PAD_MULTIPLE) * PAD_MULTIPLE
     ids = np.full((len(rows), width), vocab.pad, dtype=np.int64)
     mask = np.zeros((len(rows), width), dtype=np.int64)
     for k, r in enumerate(rows):
@@ -369,7 +373,7 @@ def train(args: argparse.Namespace) -> Path:
 
 def write_settings(out: Path, onnx: Path, args: argparse.Namespace) -> Path:
     """``reader.json`` beside the exported model: how it reads, how it was trained, its sha256."""
-    from haygraph.retrieval.reader.model import file_sha256
+    from haygraph.retrieval.e5_onnx import file_sha256
 
     info = {
         "file": onnx.name,
@@ -377,8 +381,13 @@ def write_settings(out: Path, onnx: Path, args: argparse.Namespace) -> Path:
         "max_length": args.max_length,
         "stride": args.stride,
         "layers": args.layers,
+        "split_layer": split_layer(),
         "threshold": 0.0,
-        "training": {k: v for k, v in vars(args).items() if k not in ("out", "resume", "log_every")},
+        "training": {
+            k: str(v) if isinstance(v, Path) else v
+            for k, v in vars(args).items()
+            if k not in ("out", "resume", "log_every", "export_checkpoint")
+        },
     }
     path = out / "reader.json"
     path.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
@@ -394,9 +403,15 @@ def export_checkpoint(args: argparse.Namespace, target: Path) -> Path:
     model.load_state_dict(state["model"], strict=False)
     target.mkdir(parents=True, exist_ok=True)
     path = write_settings(target, export(model, target), args)
-    (target / "reader.onnx").unlink(missing_ok=True)
     logger.info("exported the checkpoint of step %s to %s", state["step"], target)
     return path
+
+
+def split_layer() -> int:
+    """The layer the shared lower graph ends at (`haygraph.retrieval.e5_onnx.SPLIT_LAYER`)."""
+    from haygraph.retrieval.e5_onnx import SPLIT_LAYER
+
+    return SPLIT_LAYER
 
 
 def _trainable(model: Any, key: str) -> bool:
@@ -405,30 +420,36 @@ def _trainable(model: Any, key: str) -> bool:
 
 
 def export(model: Any, out: Path) -> Path:
-    """Write ``reader.onnx`` (fp32) and ``reader_int8.onnx`` (dynamic int8, MatMuls, per channel)."""
+    """Write ``reader_int8.onnx``: the layers from `SPLIT_LAYER` up and the head, over the shared lower graph.
+
+    Input ``lower`` (what ``e5_lower_int8.onnx`` gives: e5's own layers below the split, frozen in
+    training) and ``attention_mask``; outputs ``start_logits`` and ``end_logits`` (padding at -1e4).
+    """
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from haygraph.retrieval.e5_onnx import SPLIT_LAYER
+    from haygraph.retrieval.e5_torch import bert_part, export_graph
+
+    layers = len(model.bert.encoder.layer)
+    part = bert_part(model.bert, SPLIT_LAYER, layers, embed=False)
+
+    class Upper(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.part = part
+            self.head = model.head
+
+        def forward(self, lower: Any, mask: Any) -> tuple[Any, Any]:
+            logits = self.head(self.part(lower, mask)).float()
+            logits = logits.masked_fill(mask.unsqueeze(-1) == 0, -1e4)
+            return logits[..., 0], logits[..., 1]
 
     model.eval()
     hidden = model.bert.config.hidden_size
-    embeds = torch.randn(2, 8, hidden)
-    mask = torch.ones(2, 8, dtype=torch.long)
-    fp32 = out / "reader.onnx"
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            model, (embeds, mask), str(fp32),
-            input_names=["embeddings", "attention_mask"], output_names=["start_logits", "end_logits"],
-            dynamic_axes={
-                "embeddings": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
-                "start_logits": {0: "batch", 1: "sequence"}, "end_logits": {0: "batch", 1: "sequence"},
-            },
-            opset_version=17, dynamo=False,
-        )  # fmt: skip
-    int8 = out / "reader_int8.onnx"
-    quantize_dynamic(
-        str(fp32), str(int8), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"], per_channel=True
+    int8 = export_graph(
+        Upper(), ("lower", "attention_mask"), ["start_logits", "end_logits"], hidden, out / "reader.onnx"
     )
+    (out / "reader.onnx").unlink(missing_ok=True)
     logger.info("exported %s (%.1f MB)", int8, int8.stat().st_size / 1e6)
     return int8
 
@@ -464,6 +485,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="only export OUT/checkpoint.pt as a reader folder here (training may be running)",
     )
     args = ap.parse_args(argv)
+    if args.train_from < split_layer():
+        ap.error(f"--train-from must be >= {split_layer()}: the layers below are the shared e5 lower graph")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("onnxruntime").setLevel(logging.ERROR)
     if args.export_checkpoint is not None:

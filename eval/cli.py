@@ -78,19 +78,30 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--protocol",
         required=True,
-        choices=["cmrc", "scifact", "handbook", "handbook-paraphrase", "handbook-cross", "docs"],
-    )
+        choices=[
+            "cmrc", "scifact", "handbook", "handbook-paraphrase", "handbook-cross", "docs", "holdout-docs",
+            "xquad",
+        ],
+    )  # fmt: skip
     p.add_argument(
         "--dataset",
-        help="dataset folder or shared dataset name (default: cmrc2018 / scifact / vue-docs; "
-        "handbook, handbook-paraphrase, handbook-cross: bundled)",
+        help="dataset folder or shared dataset name (default: cmrc2018 / scifact / vue-docs / apisix-docs / "
+        "xquad; handbook, handbook-paraphrase, handbook-cross: bundled)",
+    )
+    p.add_argument(
+        "--setting",
+        default="en",
+        choices=["en", "zh", "zh->en", "en->zh"],
+        help="xquad: question language -> passage language (default: en)",
     )
     p.add_argument(
         "--part",
         choices=["tune", "test", "all"],
         help="split (default: test; handbook-cross holds tune cases only and takes tune or all)",
     )
-    p.add_argument("--n", type=int, default=200, help="questions to sample (cmrc, scifact; default: 200)")
+    p.add_argument(
+        "--n", type=int, default=200, help="questions to sample (cmrc, scifact, xquad; default: 200)"
+    )
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     p.add_argument("--modes", default="hybrid,bm25,dense", help="comma-separated query modes")
     p.add_argument("--model", help="chat model (provider:model); default: offline mode")
@@ -247,12 +258,16 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
 
     from haygraph.eval.agent_cases import (
         DOCS_DATASET,
+        HOLDOUT_CASES_FILE,
+        HOLDOUT_DATASET,
+        XQUAD_DATASET,
         cmrc_protocol,
         docs_protocol,
         handbook_cross_protocol,
         handbook_paraphrase_protocol,
         handbook_protocol,
         scifact_protocol,
+        xquad_protocol,
     )
     from haygraph.eval.agent_harness import MODES, format_report, run_protocol
     from haygraph.eval.index_prep import resolve_dataset
@@ -277,6 +292,13 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
         protocol = scifact_protocol(resolve_dataset(args.dataset or "scifact"), split, args.n, seed=args.seed)
     elif args.protocol == "docs":
         protocol = docs_protocol(resolve_dataset(args.dataset or DOCS_DATASET), part)
+    elif args.protocol == "holdout-docs":
+        dataset = resolve_dataset(args.dataset or HOLDOUT_DATASET)
+        protocol = docs_protocol(dataset, part, HOLDOUT_CASES_FILE, name="holdout-docs")
+    elif args.protocol == "xquad":
+        protocol = xquad_protocol(
+            resolve_dataset(args.dataset or XQUAD_DATASET), args.setting, args.n, args.seed
+        )
     else:
         from haygraph.retrieval import sample_handbook_path
 

