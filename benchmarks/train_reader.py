@@ -323,12 +323,13 @@ def train(args: argparse.Namespace) -> Path:
         return args.lr * (step / warm if step < warm else max(0.0, (total - step) / max(1, total - warm)))
 
     step = 0
+    first = 0
     ckpt = out / "checkpoint.pt"
     if args.resume and ckpt.is_file():
         state = torch.load(ckpt, weights_only=False)
         model.load_state_dict(state["model"], strict=False)
         opt.load_state_dict(state["optimizer"])
-        step = int(state["step"])
+        step = first = int(state["step"])
         logger.info("resumed at step %d of %d", step, total)
     model.train()
     loss_fn = torch.nn.CrossEntropyLoss()
@@ -353,10 +354,10 @@ def train(args: argparse.Namespace) -> Path:
         opt.zero_grad(set_to_none=True)
         step += 1
         seen += len(idx)
-        run_loss = 0.98 * run_loss + 0.02 * float(loss) if step > 1 else float(loss)
+        run_loss = 0.98 * run_loss + 0.02 * float(loss.detach()) if step > first + 1 else float(loss.detach())
         if step % args.log_every == 0 or step == total:
             rate = seen / (time.time() - t0)
-            eta = (total - step) * (time.time() - t0) / max(1, seen) * (seen / max(1, step))
+            eta = (total - step) * (time.time() - t0) / max(1, step - first)
             logger.info(
                 "step %d / %d  loss %.3f  lr %.2e  %.1f windows/s  ETA %.0f min",
                 step, total, run_loss, lr_at(step), rate, eta / 60,
