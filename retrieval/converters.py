@@ -5,7 +5,7 @@ lines, paragraphs as blocks, list items and table rows as lines) so that `Struct
 same structure as in Markdown files. Haystack's `HTMLToDocument` needs `trafilatura`, which is not a
 dependency here. PDF text is extracted with `pypdf` when it is installed, else with `pypdfium2` (a
 dependency of sentence-transformers-haystack); without either, PDFs are rejected with the fix. Office
-files and CSV go through Haystack's converters (`haygraph.retrieval.office_formats`).
+files and CSV become Markdown with their headings, lists and tables (`haygraph.retrieval.office_formats`).
 
 PDF pages, slides and sheets are joined with blank lines, and the document meta keeps their start
 offsets (``page_starts``), from which `ChunkLocator` gives each chunk its ``page``.
@@ -271,7 +271,7 @@ def _extensions() -> str:
 
 def _title(text: str, path: Path) -> str:
     """Return the first Markdown heading of a converted text, else the file stem."""
-    if path.suffix.lower() in {".md", ".markdown", ".html", ".htm"}:
+    if path.suffix.lower() in {".md", ".markdown", ".html", ".htm", ".docx"}:
         match = _HEADING_RE.search(text)
         if match:
             return match.group(1).strip()
@@ -440,7 +440,7 @@ class MultiFormatConverter:
                 text, starts = _read_pdf(path)
             elif suffix in OFFICE_EXTENSIONS:
                 check_regular_file(path, self.max_file_bytes)
-                text, starts = read_office(path)
+                text, starts = read_office(path, self.encoding)
             else:
                 text = data.decode(self.encoding).lstrip("\ufeff")
         except UnicodeDecodeError as exc:
