@@ -101,6 +101,24 @@ class TestHtmlToMarkdown:
         assert table[0].meta["heading_path"] == ["Leave & holidays", "Entitlement"]
 
 
+class TestOnlyContentIsText:
+    """What a browser never shows as text gives no words in any chunk (through converter and splitter)."""
+
+    @staticmethod
+    def _chunks(path: Path) -> list[str]:
+        docs = MultiFormatConverter().run(sources=[path])["documents"]
+        return [c.content for c in StructuredSplitter(min_chars=50, max_chars=300).run(docs)["documents"]]
+
+    def test_saved_documentation_page(self, tmp_path: Path):
+        from tests.retrieval.formats.test_html import FURNITURE, NOT_CONTENT, SAVED_PAGE
+
+        (tmp_path / "install.html").write_text(SAVED_PAGE, encoding="utf-8")
+        chunks = self._chunks(tmp_path / "install.html")
+        assert any("listens on port 7411" in c for c in chunks)
+        for phrase in FURNITURE + NOT_CONTENT:
+            assert not any(phrase in c for c in chunks), phrase
+
+
 class TestMultiFormatConverter:
     def test_every_type(self, tmp_path: Path):
         files = {
