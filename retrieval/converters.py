@@ -6,7 +6,8 @@ trafilatura (through Haystack's `HTMLToDocument`) keeps the main content (`forma
 `StructuredSplitter` sees the same structure as in Markdown files. PDF text is extracted with `pypdf`
 when it is installed, else with `pypdfium2` (a dependency of sentence-transformers-haystack); without
 either, PDFs are rejected with the fix. Office files and CSV become Markdown with their headings,
-lists and tables (`haygraph.retrieval.office_formats`).
+lists and tables (`haygraph.retrieval.office_formats`). Markdown loses its scripts, styles and comments
+outside code (`formats.markdown`); otherwise it is read byte for byte, as plain text is.
 
 PDF pages, slides and sheets are joined with blank lines, and the document meta keeps their start
 offsets (``page_starts``), from which `ChunkLocator` gives each chunk its ``page``.
@@ -35,6 +36,7 @@ from haygraph.retrieval.errors import (
 )
 from haygraph.retrieval.file_reading import MAX_FILE_BYTES, check_regular_file, read_regular_file
 from haygraph.retrieval.formats.html import html_to_markdown
+from haygraph.retrieval.formats.markdown import strip_non_content
 from haygraph.retrieval.office_formats import OFFICE_EXTENSIONS, join_pages, read_office
 
 __all__ = ["SUPPORTED_EXTENSIONS", "MultiFormatConverter", "html_to_markdown", "read_beir_corpus"]
@@ -310,6 +312,8 @@ class MultiFormatConverter:
             raise UnreadableFileError(f"{path}: cannot read file: {exc}") from exc
         if suffix in {".html", ".htm"}:
             text = html_to_markdown(text)
+        elif suffix in {".md", ".markdown"}:
+            text = strip_non_content(text)
         if starts is None:
             text = _newlines(text)
         if not text.strip():

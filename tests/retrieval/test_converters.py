@@ -109,6 +109,19 @@ class TestOnlyContentIsText:
         docs = MultiFormatConverter().run(sources=[path])["documents"]
         return [c.content for c in StructuredSplitter(min_chars=50, max_chars=300).run(docs)["documents"]]
 
+    def test_script_in_markdown(self, tmp_path: Path):
+        (tmp_path / "menu.md").write_text(
+            "# Canteen\n\nThe Friday special is <script>window.x=1</script>lentil soup for 6 euros.\n\n"
+            "<style>.menu { color: red }</style><!-- price to be confirmed -->\n\n"
+            'Embed it with `<script src="menu.js">` on your page.\n',
+            encoding="utf-8",
+        )
+        chunks = self._chunks(tmp_path / "menu.md")
+        assert any("The Friday special is lentil soup for 6 euros." in c for c in chunks)
+        assert any('`<script src="menu.js">`' in c for c in chunks)  # code shows it: it stays
+        for word in ["window.x", "color: red", "to be confirmed"]:
+            assert not any(word in c for c in chunks), word
+
     def test_saved_documentation_page(self, tmp_path: Path):
         from tests.retrieval.formats.test_html import FURNITURE, NOT_CONTENT, SAVED_PAGE
 
