@@ -1,13 +1,12 @@
 """`MultiFormatConverter` (files -> Documents) and `read_beir_corpus` (BEIR corpus.jsonl -> Documents).
 
-HTML becomes Markdown-like text (headings as ``#`` lines, paragraphs as blocks, list items and table
-rows as lines) with only its content: scripts, styles, comments and page furniture give no words, and
-trafilatura (through Haystack's `HTMLToDocument`) keeps the main content (`formats.html`), so that
-`StructuredSplitter` sees the same structure as in Markdown files. PDF text is extracted with `pypdf`
-when it is installed, else with `pypdfium2` (a dependency of sentence-transformers-haystack); without
-either, PDFs are rejected with the fix. Office files and CSV become Markdown with their headings,
-lists and tables (`haygraph.retrieval.office_formats`). Markdown loses its scripts, styles and comments
-outside code (`formats.markdown`); otherwise it is read byte for byte, as plain text is.
+Every format becomes Markdown-like text with its structure, so `StructuredSplitter` sees headings,
+lists and tables the same way whatever the file was (`haygraph.retrieval.formats`): HTML through
+`formats.html` (page furniture and non-content elements dropped, the main content kept with
+trafilatura), PDF through `formats.pdf` (pages, ruled tables, no running headers, footers or page
+numbers, hyphenation joined), office files and CSV through `office_formats` (docx headings, lists and
+tables; a page per slide and per sheet), Markdown with its scripts, styles and comments outside code
+removed (`formats.markdown`). Plain text is read as it is.
 
 PDF pages, slides and sheets are joined with blank lines, and the document meta keeps their start
 offsets (``page_starts``), from which `ChunkLocator` gives each chunk its ``page``.
@@ -37,6 +36,7 @@ from haygraph.retrieval.errors import (
 from haygraph.retrieval.file_reading import MAX_FILE_BYTES, check_regular_file, read_regular_file
 from haygraph.retrieval.formats.html import html_to_markdown
 from haygraph.retrieval.formats.markdown import strip_non_content
+from haygraph.retrieval.formats.pdf import pdf_pages
 from haygraph.retrieval.office_formats import OFFICE_EXTENSIONS, join_pages, read_office
 
 __all__ = ["SUPPORTED_EXTENSIONS", "MultiFormatConverter", "html_to_markdown", "read_beir_corpus"]
@@ -48,7 +48,7 @@ _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
 
 def _read_pdf(path: Path) -> tuple[str, list[int]]:
-    """The text of a PDF (pages joined by blank lines) and each page's start offset, by pypdf or pypdfium2."""
+    """The text of a PDF (pages joined by blank lines) and each page's start offset (`formats.pdf`)."""
     return join_pages([_newlines(page) for page in _pdf_pages(path)])
 
 
@@ -57,23 +57,8 @@ def _newlines(text: str) -> str:
 
 
 def _pdf_pages(path: Path) -> list[str]:
-    try:
-        import pypdf
-
-        return [page.extract_text() or "" for page in pypdf.PdfReader(path).pages]
-    except ImportError:
-        pass
-    try:
-        import pypdfium2
-    except ImportError as exc:
-        raise UnsupportedFileError(
-            f"{path}: reading PDF files needs pypdf; install it with `pip install pypdf`"
-        ) from exc
-    pdf = pypdfium2.PdfDocument(str(path))
-    try:
-        return [pdf[i].get_textpage().get_text_bounded() for i in range(len(pdf))]
-    finally:
-        pdf.close()
+    """The cleaned pages of a PDF (`formats.pdf.pdf_pages`; one name for tests to replace)."""
+    return pdf_pages(path)
 
 
 def _expand(source: str | Path) -> tuple[list[tuple[Path, str]], list[str]]:

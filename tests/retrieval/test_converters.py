@@ -322,13 +322,13 @@ class TestMultiFormatConverter:
         real_import = builtins.__import__
 
         def no_pdf(name, *args, **kwargs):
-            if name in {"pypdf", "pypdfium2"}:
+            if name in {"pdfplumber", "pypdfium2"}:
                 raise ImportError(name)
             return real_import(name, *args, **kwargs)
 
         monkeypatch.setattr(builtins, "__import__", no_pdf)
         (tmp_path / "f.pdf").write_bytes(_pdf_bytes("text"))
-        with pytest.raises(UnsupportedFileError, match=r"f\.pdf.*pip install pypdf"):
+        with pytest.raises(UnsupportedFileError, match=r"f\.pdf.*pip install pypdfium2 pdfplumber"):
             MultiFormatConverter().run(sources=[tmp_path / "f.pdf"])
 
     def test_corrupt_pdf(self, tmp_path: Path):
