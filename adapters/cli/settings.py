@@ -204,7 +204,7 @@ def open_knowledge_base(store: str | Path | None, layers: Sequence[Layer]) -> Kn
     """`KnowledgeBase.open` with the layers' settings over the store's.
 
     `store` (``--store``) may be None only when ``--config`` names a Qdrant store (``store.backend:
-    qdrant``): the collection is the store then, as the README's Qdrant section says.
+    qdrant``): the collection is the store then, as docs/stores.md says (Scale-out).
 
     Raises:
         ConfigError: no `store` and no Qdrant config.
