@@ -96,16 +96,16 @@ def main(argv: list[str] | None = None) -> int:
             f"{cos_onnx.min():.5f} mean {cos_onnx.mean():.6f} | token-count differences {counts}"
         )
     query = "年假可以结转到明年吗？ How many days of annual leave?"
-    for label, encode in (
+    for label, run_once in (
         ("engine", lambda: engine.encode([query], query=True)),
         ("rebuilt", lambda: rebuilt.encode([query], query=True)),
         ("onnx", lambda: onnx.encode([query], query=True)),
     ):
-        encode()
+        run_once()
         times = []
         for _ in range(20):
             t = time.perf_counter()
-            encode()
+            run_once()
             times.append((time.perf_counter() - t) * 1000)
         print(f"one query, {label}: p50 {statistics.median(times):.1f} ms")
     rebuilt.close()

@@ -270,7 +270,7 @@ def xquad_protocol(folder: Path, setting: str, n: int = 30, seed: int = 0) -> Ag
         qa["id"]: qa["question"] for article in data[asked] for p in article["paragraphs"] for qa in p["qas"]
     }
     documents = []
-    rows = []
+    rows: list[tuple[str, str, tuple[str, ...]]] = []
     for a, article in enumerate(data[passages]):
         for k, p in enumerate(article["paragraphs"]):
             source = f"xquad-{a:02d}-{k:02d}"

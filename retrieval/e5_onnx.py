@@ -145,13 +145,13 @@ class E5OnnxEncoder:
                 end += 1
             group = [windows[k] for k in order[start:end]]
             longest = max(len(ids) for _i, ids in group) + 2
-            ids = np.full((len(group), longest), vocab.pad, dtype=np.int64)
+            batch = np.full((len(group), longest), vocab.pad, dtype=np.int64)
             mask = np.zeros((len(group), longest), dtype=np.int64)
             for row, (_i, body) in enumerate(group):
                 seq = [vocab.tokens.bos, *body, vocab.tokens.eos]
-                ids[row, : len(seq)] = seq
+                batch[row, : len(seq)] = seq
                 mask[row, : len(seq)] = 1
-            hidden = lower_hidden(ids, mask, vocab, self.threads)
+            hidden = lower_hidden(batch, mask, vocab, self.threads)
             (hidden,) = self._upper.run(["hidden"], {"lower": hidden, "attention_mask": mask})
             pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
             for row, (i, body) in enumerate(group):
