@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HAYSTACK_TELEMETRY_ENABLED := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast test-browser test-slow adversarial soak soak-long lint typecheck-tree constraints wheel bench clean
+.PHONY: install demo test test-fast test-browser test-slow adversarial soak soak-long lint typecheck-tree constraints wheel bench docs clean
 
 install: $(STAMP)
 
@@ -85,6 +85,11 @@ wheel: install
 
 bench: install
 	$(PY) -m benchmarks.bench_retrieval
+
+# The manual (docs/, pages listed in mkdocs.yml) as a static site in build/site/; warnings (a link to a
+# missing page or anchor among them) are errors. tests/test_manual.py builds it the same way.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

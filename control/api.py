@@ -26,6 +26,9 @@ Result object of `run_turn` / `Agent.ask` / `ask` (the `--json` output of the CL
                    "signals": {name: float}, "rule": str | None} | None,
                                     # the turn's last answer-or-refuse decision (None: none was made,
                                     # e.g. chit-chat or a tool turn); see answerability.Decision
+  "answer_spans": [{"evidence_id": str, "start": int, "end": int, "text": str, "margin": float}],
+                                    # the reader's answer spans in the cited evidence, best first:
+                                    # offsets into that evidence item's text (what the page highlights)
 }
 ```
 
@@ -80,6 +83,7 @@ RESULT_KEYS = (
     "notes",
     "pending",
     "decision",
+    "answer_spans",
 )
 
 
@@ -133,7 +137,16 @@ def result_from_state(state: dict[str, Any], total_ms: float) -> dict[str, Any]:
         "notes": list(state.get("notes") or []),
         "pending": pending,
         "decision": state.get("decision"),
+        "answer_spans": cited_spans(state.get("reading"), evidence_ids),
     }
+
+
+def cited_spans(reading: dict[str, Any] | None, cited: list[str]) -> list[dict[str, Any]]:
+    """The reader's spans (`haygraph.control.reading.AnswerSpan` dicts) that lie in cited evidence."""
+    if not reading or not cited:
+        return []
+    wanted = set(cited)
+    return [dict(span) for span in reading.get("spans") or [] if span.get("evidence_id") in wanted]
 
 
 def run_turn(

@@ -77,6 +77,16 @@ INSUFFICIENT_EVIDENCE = Bilingual(
     zh="知识库中没有找到与此相关的依据。",
 )
 """The fixed honest reply when there is no usable evidence."""
+SOURCE_IN_ENGLISH = Bilingual(
+    en="(The source is in English.)",
+    zh="（来源为英文文档，以上为原文摘录。）",
+)
+"""After an answer quoted from an English source to a Chinese question (`reader_answer.source_note`)."""
+SOURCE_IN_CHINESE = Bilingual(
+    en="(The source is in Chinese; the passage is quoted as written.)",
+    zh="（来源为中文文档。）",
+)
+"""After an answer quoted from a Chinese source to an English question."""
 KNOWLEDGE_BASE_UNAVAILABLE = Bilingual(
     en="The knowledge base is not available right now. Please try again later.",
     zh="知识库暂时不可用，请稍后再试。",

@@ -26,7 +26,13 @@ refused).
   (``eval/cases/docs_cases.jsonl``) over a public project's English and Chinese documentation (the
   Vue docs, kept as a dataset folder beside the other shared datasets: its ``pages/`` is indexed);
   answerable ones with gold page and answer strings, near-miss unanswerable ones (same topic, the
-  asked-for option, version or number is in no page).
+  asked-for option, version or number is in no page). The hold-out (``--protocol holdout-docs``) is the
+  same over the Apache APISIX documentation (``eval/cases/holdout_docs_cases.jsonl``, written by
+  someone who never ran the agent on it, before the reader was tuned; measured once at the end).
+- **XQuAD** (`xquad_protocol`): the reader's benchmark asked end to end: `n` questions of one setting
+  (``en``, ``zh``, ``zh->en``: a Chinese question over the English store, ``en->zh``), all answerable,
+  over a store of that setting's passage language (the 240 paragraphs of XQuAD's 48 articles, default
+  config); a correct answer holds a gold answer string and cites the question's paragraph.
 
 Everything is deterministic for a given seed; nothing here loads a model.
 """
@@ -58,6 +64,13 @@ DOCS_CASES_FILE = CASES_DIR / "docs_cases.jsonl"
 """The real-documentation questions (same fields as the handbook's, plus ``absent_phrase``)."""
 DOCS_DATASET = "vue-docs"
 """The documentation dataset's folder name in the shared datasets folder."""
+HOLDOUT_CASES_FILE = CASES_DIR / "holdout_docs_cases.jsonl"
+"""The hold-out documentation questions (APISIX docs; same fields, plus ``absent_check``)."""
+HOLDOUT_DATASET = "apisix-docs"
+"""The hold-out documentation dataset's folder name in the shared datasets folder."""
+XQUAD_DATASET = "xquad"
+"""A folder holding google-deepmind/xquad's ``xquad.en.json`` and ``xquad.zh.json``."""
+XQUAD_SETTINGS = ("en", "zh", "zh->en", "en->zh")
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,8 @@ class AgentCase:
     answers: tuple[str, ...] = ()
     """Answer strings, any of which (CMRC) or all of which (handbook, `all_answers`) must be in the answer."""
     all_answers: bool = False
+    excludes: tuple[str, ...] = ()
+    """Strings a correct answer must not hold (the formats protocol: other rows of the asked table)."""
 
 
 @dataclass
@@ -225,11 +240,46 @@ def handbook_paraphrase_protocol(handbook: Path, part: Part | Literal["all"] = "
     )
 
 
-def docs_protocol(dataset: Path, part: Part | Literal["all"] = "test") -> AgentProtocol:
-    """The real-documentation cases of `part` over ``dataset/pages`` (source ids like ``en/guide/x.md``)."""
+def docs_protocol(
+    dataset: Path, part: Part | Literal["all"] = "test", cases: Path = DOCS_CASES_FILE, name: str = "docs"
+) -> AgentProtocol:
+    """The real-documentation `cases` of `part` over ``dataset/pages`` (source ids like ``en/guide/x.md``)."""
     pages = dataset / "pages"
     if not pages.is_dir():
         raise EvalError(
             f"{pages} not found: give the documentation dataset folder (README.md, LICENSE, pages/)"
         )
-    return AgentProtocol("docs", _labelled_cases(DOCS_CASES_FILE, part), paths=[pages])
+    return AgentProtocol(name, _labelled_cases(cases, part), paths=[pages])
+
+
+def xquad_protocol(folder: Path, setting: str, n: int = 30, seed: int = 0) -> AgentProtocol:
+    """`n` seeded questions of XQuAD `setting` over its passage language's paragraphs (all answerable).
+
+    A paragraph's source id is ``xquad-<article>-<paragraph>`` (the same in both languages).
+    """
+    if setting not in XQUAD_SETTINGS:
+        raise EvalError(f"unknown XQuAD setting {setting!r}; valid: {', '.join(XQUAD_SETTINGS)}")
+    asked, passages = (setting, setting) if "->" not in setting else setting.split("->")
+    data: dict[str, Any] = {}
+    for lang in {asked, passages}:
+        path = folder / f"xquad.{lang}.json"
+        if not path.is_file():
+            raise EvalError(f"{path} not found: give the folder holding google-deepmind/xquad's files")
+        data[lang] = json.loads(path.read_text(encoding="utf-8"))["data"]
+    questions = {
+        qa["id"]: qa["question"] for article in data[asked] for p in article["paragraphs"] for qa in p["qas"]
+    }
+    documents = []
+    rows: list[tuple[str, str, tuple[str, ...]]] = []
+    for a, article in enumerate(data[passages]):
+        for k, p in enumerate(article["paragraphs"]):
+            source = f"xquad-{a:02d}-{k:02d}"
+            meta = {"source_id": source, "source": source, "title": article["title"]}
+            documents.append(Document(content=p["context"], meta=meta))
+            rows.extend((qa["id"], source, tuple(x["text"] for x in qa["answers"])) for qa in p["qas"])
+    rng = random.Random(seed)
+    cases = [
+        AgentCase(qid, questions[qid], setting, absent=False, gold_sources=(source,), answers=golds)
+        for qid, source, golds in rng.sample(sorted(rows), min(n, len(rows)))
+    ]
+    return AgentProtocol(f"xquad-{setting}", cases, documents=documents)

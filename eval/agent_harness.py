@@ -6,7 +6,8 @@ group (a case's `lang`: its language, or its direction in the cross-language pro
 (`score_reply`, `aggregate`):
 
 - ``answered_correct``: present cases answered (`completed`) with a gold answer string in the answer
-  (all of them for the handbook's ``answer_contains``); SciFact has no answer strings, so it is None;
+  (all of them for the handbook's ``answer_contains``) and none of the case's ``excludes`` (the
+  formats protocol: another row of the table); SciFact has no answer strings, so it is None;
 - ``cited_gold``: present cases whose cited evidence includes a gold source;
 - ``refused_when_absent``: absent cases answered with `insufficient_evidence` or a clarification;
 - ``false_refusal``: present cases refused;
@@ -59,6 +60,7 @@ def score_reply(case: AgentCase, result: dict[str, Any]) -> dict[str, bool | Non
     correct: bool | None = None
     if case.answers:
         correct = answered and (all(found) if case.all_answers else any(found))
+        correct = correct and not any(answer_form(x) in answer for x in case.excludes)
     return {
         "answered_correct": correct,
         "cited_gold": answered and bool(cited & set(case.gold_sources)),

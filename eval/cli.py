@@ -78,19 +78,30 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--protocol",
         required=True,
-        choices=["cmrc", "scifact", "handbook", "handbook-paraphrase", "handbook-cross", "docs"],
-    )
+        choices=[
+            "cmrc", "scifact", "handbook", "handbook-paraphrase", "handbook-cross", "docs", "holdout-docs",
+            "xquad", "formats",
+        ],
+    )  # fmt: skip
     p.add_argument(
         "--dataset",
-        help="dataset folder or shared dataset name (default: cmrc2018 / scifact / vue-docs; "
-        "handbook, handbook-paraphrase, handbook-cross: bundled)",
+        help="dataset folder or shared dataset name (default: cmrc2018 / scifact / vue-docs / apisix-docs / "
+        "xquad; handbook, handbook-paraphrase, handbook-cross, formats: bundled)",
+    )
+    p.add_argument(
+        "--setting",
+        default="en",
+        choices=["en", "zh", "zh->en", "en->zh"],
+        help="xquad: question language -> passage language (default: en)",
     )
     p.add_argument(
         "--part",
         choices=["tune", "test", "all"],
         help="split (default: test; handbook-cross holds tune cases only and takes tune or all)",
     )
-    p.add_argument("--n", type=int, default=200, help="questions to sample (cmrc, scifact; default: 200)")
+    p.add_argument(
+        "--n", type=int, default=200, help="questions to sample (cmrc, scifact, xquad; default: 200)"
+    )
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     p.add_argument("--modes", default="hybrid,bm25,dense", help="comma-separated query modes")
     p.add_argument("--model", help="chat model (provider:model); default: offline mode")
@@ -106,6 +117,33 @@ def register(subparsers: Any) -> None:
         "--no-answerability", action="store_true", help="decide on relevance alone (no answerability model)"
     )
     p.set_defaults(func=cmd_eval_agent)
+
+
+def _eval_formats(args: argparse.Namespace, modes: list[str]) -> int:
+    """``eval-agent --protocol formats``: every question of every format, one store per format, the table."""
+    import tempfile
+
+    from haygraph.eval.agent_harness import format_report, run_protocol
+    from haygraph.eval.formats_protocol import FORMATS_DIR, formats_protocols, formats_table
+
+    folder = Path(args.dataset) if args.dataset else FORMATS_DIR
+    root = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix="haygraph-formats-"))
+    settings = {"answerability": None} if args.no_answerability else {}
+    reports: dict[str, Any] = {}
+    for protocol in formats_protocols(folder):
+        fmt = protocol.name.removeprefix("formats-")
+        reports[fmt] = run_protocol(protocol, root / fmt, modes=modes, model=args.model, settings=settings)
+        for line in format_report(reports[fmt]):
+            _out(line)
+    for mode in modes:
+        _out(f"\nformats protocol, {mode}:")
+        for line in formats_table(reports, mode):
+            _out(line)
+    if args.out:
+        _write_json(
+            args.out, {"protocol": "formats", "answerability": not args.no_answerability, "formats": reports}
+        )
+    return 0
 
 
 def _out(text: str = "") -> None:
@@ -253,12 +291,16 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
 
     from haygraph.eval.agent_cases import (
         DOCS_DATASET,
+        HOLDOUT_CASES_FILE,
+        HOLDOUT_DATASET,
+        XQUAD_DATASET,
         cmrc_protocol,
         docs_protocol,
         handbook_cross_protocol,
         handbook_paraphrase_protocol,
         handbook_protocol,
         scifact_protocol,
+        xquad_protocol,
     )
     from haygraph.eval.agent_harness import MODES, format_report, run_protocol
     from haygraph.eval.index_prep import resolve_dataset
@@ -270,6 +312,8 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
     part: Literal["tune", "test", "all"] = args.part or (
         "tune" if args.protocol == "handbook-cross" else "test"
     )
+    if args.protocol == "formats":
+        return _eval_formats(args, modes)
     if args.protocol == "cmrc":
         if part == "all":
             raise EvalError("--part all is for the labelled protocols; cmrc takes tune or test")
@@ -283,6 +327,13 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
         protocol = scifact_protocol(resolve_dataset(args.dataset or "scifact"), split, args.n, seed=args.seed)
     elif args.protocol == "docs":
         protocol = docs_protocol(resolve_dataset(args.dataset or DOCS_DATASET), part)
+    elif args.protocol == "holdout-docs":
+        dataset = resolve_dataset(args.dataset or HOLDOUT_DATASET)
+        protocol = docs_protocol(dataset, part, HOLDOUT_CASES_FILE, name="holdout-docs")
+    elif args.protocol == "xquad":
+        protocol = xquad_protocol(
+            resolve_dataset(args.dataset or XQUAD_DATASET), args.setting, args.n, args.seed
+        )
     else:
         from haygraph.retrieval import sample_handbook_path
 

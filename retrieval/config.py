@@ -423,8 +423,22 @@ def relevance_for_backend(relevance: RelevanceConfig, backend: str) -> Relevance
     return relevance.model_copy(update=update) if update else relevance
 
 
+class ReaderConfig(_Section):
+    """The extractive reader the agent runs over the top evidence (`haygraph.retrieval.reader`)."""
+
+    model: str = Field(
+        default="bundled",
+        min_length=1,
+        max_length=4096,
+        description='"bundled" (the reader shipped in the package), a folder written by '
+        '`python -m benchmarks.train_reader`, or "none" (no reader: the decision and the answer read the '
+        "evidence's words alone).",
+    )
+    threads: int = Field(default=0, ge=0, le=256, description="ONNX Runtime threads (0: its choice).")
+
+
 class QueryConfig(_Section):
-    """Query pipeline: which retrievers, how they are fused, reranked and cut."""
+    """Query pipeline: which retrievers, how they are fused, reranked and cut; and the agent's reader."""
 
     mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
     top_k: int = Field(
@@ -434,6 +448,7 @@ class QueryConfig(_Section):
     reranker: RerankerConfig = RerankerConfig()
     cut: CutConfig = CutConfig()
     relevance: RelevanceConfig = RelevanceConfig()
+    reader: ReaderConfig = ReaderConfig()
 
 
 class StoreConfig(_Section):

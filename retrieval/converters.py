@@ -1,11 +1,12 @@
 """`MultiFormatConverter` (files -> Documents) and `read_beir_corpus` (BEIR corpus.jsonl -> Documents).
 
-HTML is converted by a small stdlib `html.parser` converter into Markdown-like text (headings as ``#``
-lines, paragraphs as blocks, list items and table rows as lines) so that `StructuredSplitter` sees the
-same structure as in Markdown files. Haystack's `HTMLToDocument` needs `trafilatura`, which is not a
-dependency here. PDF text is extracted with `pypdf` when it is installed, else with `pypdfium2` (a
-dependency of sentence-transformers-haystack); without either, PDFs are rejected with the fix. Office
-files and CSV go through Haystack's converters (`haygraph.retrieval.office_formats`).
+Every format becomes Markdown-like text with its structure, so `StructuredSplitter` sees headings,
+lists and tables the same way whatever the file was (`haygraph.retrieval.formats`): HTML through
+`formats.html` (page furniture and non-content elements dropped, the main content kept with
+trafilatura), PDF through `formats.pdf` (pages, ruled tables, no running headers, footers or page
+numbers, hyphenation joined), office files and CSV through `office_formats` (docx headings, lists and
+tables; a page per slide and per sheet), Markdown with its scripts, styles and comments outside code
+removed (`formats.markdown`). Plain text is read as it is.
 
 PDF pages, slides and sheets are joined with blank lines, and the document meta keeps their start
 offsets (``page_starts``), from which `ChunkLocator` gives each chunk its ``page``.
@@ -18,7 +19,6 @@ import json
 import logging
 import os
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,9 @@ from haygraph.retrieval.errors import (
     UnsupportedFileError,
 )
 from haygraph.retrieval.file_reading import MAX_FILE_BYTES, check_regular_file, read_regular_file
+from haygraph.retrieval.formats.html import html_to_markdown
+from haygraph.retrieval.formats.markdown import strip_non_content
+from haygraph.retrieval.formats.pdf import pdf_pages
 from haygraph.retrieval.office_formats import OFFICE_EXTENSIONS, join_pages, read_office
 
 __all__ = ["SUPPORTED_EXTENSIONS", "MultiFormatConverter", "html_to_markdown", "read_beir_corpus"]
@@ -42,152 +45,10 @@ logger = logging.getLogger(__name__)
 
 SUPPORTED_EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"} | OFFICE_EXTENSIONS)
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head", "iframe", "object"})
-_BLOCK_TAGS = frozenset(
-    {"p", "div", "section", "article", "header", "footer", "main", "aside", "nav", "blockquote", "dl"}
-    | {"dt", "dd", "figure", "figcaption", "form", "address", "hr", "body", "html", "center", "details"}
-    | {"summary"}
-)
-_BREAK = "\ue000"  # private-use character standing for <br> while whitespace is collapsed
-
-
-class _HTMLToMarkdown(HTMLParser):
-    """Collect the text of an HTML page as Markdown-like blocks."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.blocks: list[str] = []
-        self._buf: list[str] = []
-        self._skip = 0
-        self._heading = 0
-        self._lists: list[list[Any]] = []  # [tag, next number]
-        self._list_lines: list[str] = []
-        self._rows: list[list[str]] | None = None
-        self._cell: list[str] | None = None
-        self._pre: list[str] | None = None
-
-    def _text(self) -> str:
-        text = re.sub(r"\s+", " ", "".join(self._buf)).replace(f" {_BREAK} ", _BREAK)
-        self._buf.clear()
-        return text.replace(_BREAK, "\n").strip()
-
-    def _flush_paragraph(self) -> None:
-        text = self._text()
-        if text and self._lists:
-            self._flush_item(text)
-        elif text:
-            self.blocks.append(text)
-
-    def _flush_item(self, text: str | None = None) -> None:
-        text = self._text() if text is None else text
-        if text and self._lists:
-            kind = self._lists[-1]
-            marker = f"{kind[1]}." if kind[0] == "ol" else "-"
-            kind[1] += 1
-            indent = "  " * (len(self._lists) - 1)
-            self._list_lines.append(f"{indent}{marker} {text.replace(chr(10), ' ')}")
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        """Open a tag: start a new block, list, table row or cell as needed."""
-        if tag in _SKIP_TAGS or self._skip:
-            self._skip += tag in _SKIP_TAGS
-            return
-        if self._pre is not None:
-            return
-        if tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
-            self._flush_paragraph()
-            self._heading = int(tag[1])
-        elif tag == "br":
-            (self._cell if self._cell is not None else self._buf).append(_BREAK)
-        elif tag in {"ul", "ol"}:
-            self._flush_item() if self._lists else self._flush_paragraph()
-            self._lists.append([tag, 1])
-        elif tag == "li":
-            self._flush_item()
-        elif tag == "table":
-            self._flush_paragraph()
-            self._rows = []
-        elif tag == "tr" and self._rows is not None:
-            self._rows.append([])
-        elif tag in {"td", "th"} and self._rows is not None:
-            self._cell = []
-        elif tag == "pre":
-            self._flush_paragraph()
-            self._pre = []
-        elif tag in _BLOCK_TAGS:
-            self._flush_item() if self._lists else self._flush_paragraph()
-
-    def handle_endtag(self, tag: str) -> None:
-        """Close a tag: emit the heading, paragraph, list, row, table or code block it ended."""
-        if self._skip:
-            self._skip -= tag in _SKIP_TAGS
-            return
-        if self._pre is not None:
-            if tag == "pre":
-                code = "".join(self._pre).strip("\n")
-                self._pre = None
-                if code.strip():
-                    self.blocks.append(f"```\n{code}\n```")
-            return
-        if tag in {"h1", "h2", "h3", "h4", "h5", "h6"} and self._heading:
-            text = self._text().replace("\n", " ")
-            if text:
-                self.blocks.append(f"{'#' * self._heading} {text}")
-            self._heading = 0
-        elif tag == "li":
-            self._flush_item()
-        elif tag in {"ul", "ol"} and self._lists:
-            self._flush_item()
-            self._lists.pop()
-            if not self._lists and self._list_lines:
-                self.blocks.append("\n".join(self._list_lines))
-                self._list_lines = []
-        elif tag in {"td", "th"} and self._cell is not None and self._rows:
-            cell = re.sub(r"\s+", " ", "".join(self._cell).replace(_BREAK, " ")).strip()
-            self._rows[-1].append(cell.replace("|", "\\|"))
-            self._cell = None
-        elif tag == "table" and self._rows is not None:
-            rows = [row for row in self._rows if any(row)]
-            self._rows = None
-            if rows:
-                lines = ["| " + " | ".join(row) + " |" for row in rows]
-                lines.insert(1, "|" + "---|" * len(rows[0]))
-                self.blocks.append("\n".join(lines))
-        elif tag in _BLOCK_TAGS:
-            self._flush_item() if self._lists else self._flush_paragraph()
-
-    def handle_data(self, data: str) -> None:
-        """Collect text into the current cell, code block or paragraph."""
-        if self._skip:
-            return
-        if self._pre is not None:
-            self._pre.append(data)
-        elif self._cell is not None:
-            self._cell.append(data)
-        elif self._rows is None or not self._rows:
-            self._buf.append(data)
-
-    def close(self) -> None:
-        """Finish parsing and flush what is still open."""
-        super().close()
-        self._flush_paragraph()
-        if self._list_lines:
-            self.blocks.append("\n".join(self._list_lines))
-
-
-def html_to_markdown(html: str) -> str:
-    """Convert HTML to Markdown-like text: ``#`` headings, paragraph blocks, ``-`` items, ``| a |`` rows.
-
-    Scripts, styles and the ``<head>`` are dropped; entities are decoded.
-    """
-    parser = _HTMLToMarkdown()
-    parser.feed(html)
-    parser.close()
-    return "\n\n".join(parser.blocks)
 
 
 def _read_pdf(path: Path) -> tuple[str, list[int]]:
-    """The text of a PDF (pages joined by blank lines) and each page's start offset, by pypdf or pypdfium2."""
+    """The text of a PDF (pages joined by blank lines) and each page's start offset (`formats.pdf`)."""
     return join_pages([_newlines(page) for page in _pdf_pages(path)])
 
 
@@ -196,23 +57,8 @@ def _newlines(text: str) -> str:
 
 
 def _pdf_pages(path: Path) -> list[str]:
-    try:
-        import pypdf
-
-        return [page.extract_text() or "" for page in pypdf.PdfReader(path).pages]
-    except ImportError:
-        pass
-    try:
-        import pypdfium2
-    except ImportError as exc:
-        raise UnsupportedFileError(
-            f"{path}: reading PDF files needs pypdf; install it with `pip install pypdf`"
-        ) from exc
-    pdf = pypdfium2.PdfDocument(str(path))
-    try:
-        return [pdf[i].get_textpage().get_text_bounded() for i in range(len(pdf))]
-    finally:
-        pdf.close()
+    """The cleaned pages of a PDF (`formats.pdf.pdf_pages`; one name for tests to replace)."""
+    return pdf_pages(path)
 
 
 def _expand(source: str | Path) -> tuple[list[tuple[Path, str]], list[str]]:
@@ -271,7 +117,7 @@ def _extensions() -> str:
 
 def _title(text: str, path: Path) -> str:
     """Return the first Markdown heading of a converted text, else the file stem."""
-    if path.suffix.lower() in {".md", ".markdown", ".html", ".htm"}:
+    if path.suffix.lower() in {".md", ".markdown", ".html", ".htm", ".docx"}:
         match = _HEADING_RE.search(text)
         if match:
             return match.group(1).strip()
@@ -440,7 +286,7 @@ class MultiFormatConverter:
                 text, starts = _read_pdf(path)
             elif suffix in OFFICE_EXTENSIONS:
                 check_regular_file(path, self.max_file_bytes)
-                text, starts = read_office(path)
+                text, starts = read_office(path, self.encoding)
             else:
                 text = data.decode(self.encoding).lstrip("\ufeff")
         except UnicodeDecodeError as exc:
@@ -451,6 +297,8 @@ class MultiFormatConverter:
             raise UnreadableFileError(f"{path}: cannot read file: {exc}") from exc
         if suffix in {".html", ".htm"}:
             text = html_to_markdown(text)
+        elif suffix in {".md", ".markdown"}:
+            text = strip_non_content(text)
         if starts is None:
             text = _newlines(text)
         if not text.strip():

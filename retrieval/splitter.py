@@ -29,6 +29,7 @@ _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|[0-9]{1,3}[.)])\s+")
 _TABLE_RULE_RE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _BLOCK_SEP = "\n\n"
 _TRAIL_SHARE = 4  # the repeated heading lines take at most max_chars // 4 of a chunk
 
@@ -110,14 +111,25 @@ def _list_items(lines: list[str]) -> list[str]:
 def _table_parts(lines: list[str], limit: int) -> list[str] | None:
     """Split a table with a header row between rows into parts of at most `limit` characters.
 
-    Every part starts with the header row and its ``|---|`` rule, then as many whole rows as fit.
-    Returns None when the table has no header rule or the header plus one row does not fit.
+    Every part starts with the header row and its ``|---|`` rule, then as many whole rows as fit. A
+    table too wide for its header and one row to fit is first cut into column groups, each keeping
+    the first (key) column (`_column_groups`), so every part is still a table whose rows read
+    "key → column: value". Returns None when the table has no header rule, or when even the key
+    column and one other column of some row do not fit.
     """
     if len(lines) < 3 or not _TABLE_RULE_RE.match(lines[1]):
         return None
-    header = "\n".join(lines[:2])
-    if any(len(header) + 1 + len(row) > limit for row in lines[2:]):
+    if all(len(lines[0]) + len(lines[1]) + len(row) + 2 <= limit for row in lines[2:]):
+        return _row_parts(lines, limit)
+    groups = _column_groups(lines, limit)
+    if groups is None:
         return None
+    return [part for group in groups for part in _row_parts(group, limit)]
+
+
+def _row_parts(lines: list[str], limit: int) -> list[str]:
+    """Parts of a table (header, rule, rows) with as many whole rows as fit `limit`, each with the header."""
+    header = "\n".join(lines[:2])
     parts: list[list[str]] = []
     size = limit + 1
     for row in lines[2:]:
@@ -127,6 +139,37 @@ def _table_parts(lines: list[str], limit: int) -> list[str] | None:
         parts[-1].append(row)
         size += 1 + len(row)
     return ["\n".join(part) for part in parts]
+
+
+def _table_cells(line: str) -> list[str]:
+    """The cells of a table line (split at unescaped ``|``), stripped."""
+    return [cell.strip() for cell in _CELL_SPLIT.split(line.strip().strip("|"))]
+
+
+def _column_groups(lines: list[str], limit: int) -> list[list[str]] | None:
+    """A wide table as narrower tables (header, rule, rows): the key column and the next columns that fit."""
+    rows = [_table_cells(line) for line in [lines[0], *lines[2:]]]
+    width = max(len(row) for row in rows)
+    rows = [row + [""] * (width - len(row)) for row in rows]
+
+    def render(columns: list[int]) -> list[str]:
+        out = ["| " + " | ".join(row[c] for c in columns) + " |" for row in rows]
+        out.insert(1, "|" + "---|" * len(columns))
+        return out
+
+    def fits(columns: list[int]) -> bool:
+        table = render(columns)
+        return all(len(table[0]) + len(table[1]) + len(row) + 2 <= limit for row in table[2:])
+
+    groups: list[list[int]] = []
+    for column in range(1, width):
+        if groups and fits([0, *groups[-1], column]):
+            groups[-1].append(column)
+        elif fits([0, column]):
+            groups.append([column])
+        else:
+            return None
+    return [render([0, *group]) for group in groups] if groups else None
 
 
 def _block_pieces(
@@ -275,8 +318,10 @@ class StructuredSplitter:
     1. Structure: Markdown headings (``#``..``######``) start sections and give each chunk its
        ``heading_path``; blank lines separate blocks; a table, a list or a fenced code block is one
        block, kept whole when it fits ``max_chars``; else a list is split by items, code by lines, and a
-       table between rows, every part repeating the header row and its ``|---|`` rule (a row is cut
-       only when it alone, with the header, exceeds ``max_chars``). Heading lines stay in the content
+       table between rows, every part repeating the header row and its ``|---|`` rule; a table too
+       wide for its header and one row to fit is first cut into column groups, each keeping the
+       first (key) column (a row is cut only when even its key and one other cell, with the header,
+       exceed ``max_chars``). Heading lines stay in the content
        as they are in the source and always travel with the text they introduce.
     2. Sections: every heading starts a section and every section starts a new chunk, however short:
        chunks are merged only within a section (a heading with no text of its own, e.g. a chapter

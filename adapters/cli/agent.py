@@ -11,7 +11,7 @@ import json
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from haygraph.adapters.cli.settings import (
     Layer,
@@ -289,18 +289,64 @@ def cmd_serve_mcp(args: argparse.Namespace) -> int:
 
 DEMO_RETRIEVALS = ("How many days of annual leave do I get?", "每个月报销截止是几号？")
 
-DEMO_TURNS: tuple[tuple[str, str], ...] = (
-    ("greeting (no retrieval)", "Hi there!"),
-    ("English policy question", "Could you please tell me the minimum length for my password?"),
-    ("Chinese policy question", "请问婚假有几天？"),
-    (
-        "poor first retrieval → expand",
-        "It's my first day tomorrow - what time should I show up and where do I go?",
+
+class DemoTurn(NamedTuple):
+    """One scripted demo question and the outcome its label promises (checked by a test)."""
+
+    label: str
+    question: str
+    status: str
+    """The status the turn must end with."""
+    route: str
+    """The route `analyze` must choose."""
+    via: tuple[str, ...] = ()
+    """Nodes the turn's path must pass through (beyond analyze and generate)."""
+
+
+DEMO_TURNS: tuple[DemoTurn, ...] = (
+    DemoTurn("greeting (no retrieval)", "Hi there!", "completed", "answer"),
+    DemoTurn(
+        "English policy question",
+        "Could you please tell me the minimum length for my password?",
+        "completed",
+        "retrieve",
+        ("retrieve",),
     ),
-    ("not in the handbook → insufficient evidence", "Can I bring my dog to the office?"),
-    ("missing order number → clarify", "我上周买的东西咋还没到"),
-    ("order lookup → query_order tool", "帮我查一下订单 202405120001 的物流"),
+    DemoTurn("Chinese policy question", "请问婚假有几天？", "completed", "retrieve", ("retrieve",)),
+    # The scripted first-day question ("It's my first day tomorrow - what time should I show up and
+    # where do I go?") is expanded but refused by the offline answer rules; this one shows the route.
+    DemoTurn(
+        "poor first retrieval → expand",
+        "I think I left my work laptop on the train. How fast do I have to report it?",
+        "completed",
+        "retrieve",
+        ("retrieve", "expand"),
+    ),
+    DemoTurn(
+        "not in the handbook → insufficient evidence",
+        "Can I bring my dog to the office?",
+        "insufficient_evidence",
+        "retrieve",
+        ("retrieve",),
+    ),
+    DemoTurn("missing order number → clarify", "我上周买的东西咋还没到", "needs_clarification", "clarify"),
+    DemoTurn(
+        "order lookup → query_order tool",
+        "帮我查一下订单 202405120001 的物流",
+        "completed",
+        "tool",
+        ("tool_exec",),
+    ),
 )
+
+
+def demo_outcome_matches(turn: DemoTurn, result: dict[str, Any]) -> bool:
+    """Whether a demo turn's result is the outcome its label promises (status, route, nodes passed)."""
+    return (
+        result.get("status") == turn.status
+        and result.get("route") == turn.route
+        and all(node in result.get("path", []) for node in turn.via)
+    )
 
 
 def default_demo_store() -> Path:
@@ -341,8 +387,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
             )
     agent = build_agent(store, example_tools=True)
     print("\n== Conversation (offline mode: rule-based routing, extractive answers citing evidence ids)")
-    for label, question in DEMO_TURNS:
-        print(f"\n-- {label}\n>> {question}")
-        result = agent.ask(question, thread_id="demo")
+    missed = []
+    for turn in DEMO_TURNS:
+        print(f"\n-- {turn.label}\n>> {turn.question}")
+        result = agent.ask(turn.question, thread_id="demo")
         print(format_result(result))
+        if not demo_outcome_matches(turn, result):
+            missed.append(turn.label)
+            print(f"   (expected {turn.status} via route {turn.route}; got {result.get('status')})")
+    if missed:
+        print(
+            f"\n{len(missed)} of {len(DEMO_TURNS)} turns did not get their labelled outcome: "
+            + ", ".join(missed)
+        )
     return 0

@@ -131,7 +131,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     files = [p for p in args.paths if not str(p).endswith(".jsonl")]
     progress = not args.no_progress
     reports = []
-    with kb.writing():  # one writer lock for the whole command (another writer waits, see README)
+    with kb.writing():  # one writer lock for the whole command (another writer waits, see docs/stores.md)
         for corpus in beir:
             reports.append(kb.index_beir(corpus, progress=progress, save=not files, meta=meta))
         if files:

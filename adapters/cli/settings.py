@@ -204,7 +204,8 @@ def open_knowledge_base(store: str | Path | None, layers: Sequence[Layer]) -> Kn
     """`KnowledgeBase.open` with the layers' settings over the store's.
 
     `store` (``--store``) may be None only when ``--config`` names a Qdrant or PostgreSQL store
-    (``store.backend: qdrant`` or ``postgres``): the collection or table is the store then.
+    (``store.backend: qdrant`` or ``postgres``): the collection or table is the store then, as
+    docs/stores.md says.
 
     Raises:
         ConfigError: no `store` and no Qdrant or PostgreSQL config.

@@ -463,7 +463,7 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         "/v1/evidence/{chunk_id:path}",
         response_model=EvidenceView,
         tags=["knowledge base"],
-        summary="One stored chunk the key may see, with the span of a quote highlighted by offsets",
+        summary="One stored chunk the key may see, with an answer span (start, end) or a quote highlighted",
     )
     async def evidence(
         chunk_id: str,
@@ -471,9 +471,19 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         quote: Annotated[
             str | None, Query(max_length=4000, description="Text an answer quoted from this chunk")
         ] = None,
+        start: Annotated[
+            int | None, Query(ge=0, le=10_000_000, description="An answer span's first offset (with end)")
+        ] = None,
+        end: Annotated[
+            int | None, Query(ge=0, le=10_000_000, description="Offset just past the span (with start)")
+        ] = None,
     ) -> dict[str, Any]:
         found = service.evidence(caller, chunk_id)
-        span = await asyncio.to_thread(locate_quote, found["text"], quote) if quote else None
+        span: tuple[int, int] | None = None
+        if start is not None and end is not None and start < end <= len(found["text"]):
+            span = (start, end)  # the reader's span (`answer_spans`): offsets into this chunk's text
+        elif quote:
+            span = await asyncio.to_thread(locate_quote, found["text"], quote)
         found["highlight"] = None if span is None else {"start": span[0], "end": span[1]}
         return found
 

@@ -90,6 +90,16 @@ class EvidenceItem(BaseModel):
     char_end: int | None = None
 
 
+class AnswerSpanView(BaseModel):
+    """A span of a cited evidence item that the reader found answers the question."""
+
+    evidence_id: str
+    start: int
+    end: int
+    text: str
+    margin: float = Field(description="Span score minus the item's no-answer score (> 0: an answer).")
+
+
 class AskResult(BaseModel):
     """The result object of one turn, as `haygraph ask --json` prints it (see `haygraph.control.api`)."""
 
@@ -120,6 +130,11 @@ class AskResult(BaseModel):
         default=None,
         description="The turn's last answer-or-refuse decision: {answerable, probability, threshold, "
         "signals, rule}; null when none was made (chit-chat, a tool turn).",
+    )
+    answer_spans: list[AnswerSpanView] = Field(
+        default_factory=list,
+        description="The reader's answer spans in the cited evidence, best first: character offsets into "
+        "that evidence item's text (open it with GET /v1/evidence/{id}?start=&end= to highlight one).",
     )
 
 

@@ -20,6 +20,7 @@ from haygraph.control.evidence import Retriever
 from haygraph.control.graph.deadlines import check_timeout
 from haygraph.control.planning.answerability import AnswerabilityModel, shipped_model
 from haygraph.control.planning.model_mode import ModelMode, resolve_model_mode
+from haygraph.control.reading import Reader
 from haygraph.control.tools.executor import ContractToolExecutor
 from haygraph.control.tools.registry import ToolRegistry
 from haygraph.control.tools.types import ToolExecutor
@@ -60,6 +61,12 @@ class Context:
     its threshold the turn expands, then refuses with `insufficient_evidence`. Default: the weights
     shipped with the package (`shipped_model()`, loaded once on first use); None = decide on
     `relevance_threshold` alone (the older heuristic)."""
+
+    reader: Reader | None = None
+    """The extractive reader the evaluate step runs over the top evidence (`haygraph.control.reading`):
+    its no-answer margin feeds the decision and its best span is what the answer gives first. None =
+    no reader (the decision and the answer read the evidence's words alone). `build_agent` passes the
+    trained one (`query.reader.model`, default ``bundled``)."""
 
     max_retries: int = 1
     """Maximum expansions per turn (the evaluate/expand loop bound)."""
@@ -151,6 +158,10 @@ class Context:
             raise ConfigError(
                 "answerability must be an AnswerabilityModel or None, "
                 f"but got {type(self.answerability).__name__}"
+            )
+        if self.reader is not None and not isinstance(self.reader, Reader):
+            raise ConfigError(
+                f"reader must have a read(question, evidence) method, got {type(self.reader).__name__}"
             )
         if self.max_retries < 0:
             raise ConfigError(f"max_retries must be >= 0, but got {self.max_retries}")

@@ -19,12 +19,13 @@ from langgraph.types import Overwrite, interrupt
 from pydantic import ValidationError
 
 from haygraph.control.errors import ConfigError, ContextError
-from haygraph.control.evidence import Evidence, merge_evidence
+from haygraph.control.evidence import Evidence, evidence_key, merge_evidence
 from haygraph.control.graph.consent import approval, calls_needing_consent, confirmation_request
 from haygraph.control.graph.context import Context
 from haygraph.control.graph.deadlines import call_with_deadline, describe_failure
 from haygraph.control.graph.state import State, Status
 from haygraph.control.graph.turn_prompt import build_turn_prompt, result_key_fields, results_for_state
+from haygraph.control.language import CJK, words_only
 from haygraph.control.planning.answerability import TOP_EVIDENCE
 from haygraph.control.planning.chitchat import chitchat_reply
 from haygraph.control.planning.extractive import extractive_answer, insufficient_message
@@ -32,10 +33,12 @@ from haygraph.control.planning.injection import is_instruction_like, relays_inst
 from haygraph.control.planning.input_check import check_question
 from haygraph.control.planning.model_calls import model_generate, model_rewrite
 from haygraph.control.planning.readable import without_hidden_controls
+from haygraph.control.planning.reader_answer import reader_answer
 from haygraph.control.planning.relevance import best_relevance, usable_evidence
 from haygraph.control.planning.rewrite import rewrite_query
 from haygraph.control.planning.tool_choice import TurnPlan, plan_turn
 from haygraph.control.planning.tool_reply import summarize_tool_results
+from haygraph.control.reading import Reading
 from haygraph.control.texts import KNOWLEDGE_BASE_UNAVAILABLE, NEED_DETAILS, WINDOW_EXCEEDED
 from haygraph.control.tools.types import ToolCall, ToolResult
 from haygraph.control.window.history import Summarizer
@@ -73,6 +76,7 @@ def analyze(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "quality": None,
         "answerable": None,
         "decision": None,
+        "reading": None,
         "retrieval_error": None,
         "status": "completed",
         "answer": None,
@@ -236,18 +240,50 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Measure the best absolute relevance of the evidence so far and whether it answers the question."""
+    """Measure the best absolute relevance of the evidence so far and whether it answers the question.
+
+    With a reader, it first reads the question against the top `TOP_EVIDENCE` items (`read_evidence`):
+    the decision weighs its margin, and the answer quotes its best span.
+    """
     evidence = state.get("evidence") or []
-    model = runtime.context.answerability
-    if model is None:
-        return {"quality": best_relevance(evidence), "answerable": None, "decision": None}
+    ctx = runtime.context
     question = state.get("question", "")
-    decision = model.decide(state.get("query") or question, evidence, asked=question)
-    return {
+    reading = read_evidence(ctx, question, state.get("query") or question, evidence)
+    model = ctx.answerability
+    update: dict[str, Any] = {
         "quality": best_relevance(evidence),
+        "reading": reading.model_dump() if reading is not None else None,
+    }
+    if model is None:
+        return {**update, "answerable": None, "decision": None}
+    decision = model.decide(state.get("query") or question, evidence, asked=question, reading=reading)
+    return {
+        **update,
         "answerable": decision.probability if decision.rule is None else 0.0,
         "decision": decision.to_dict(),
     }
+
+
+def read_evidence(ctx: Context, question: str, query: str, evidence: Sequence[Evidence]) -> Reading | None:
+    """The reader's reading of the top `TOP_EVIDENCE` items (None without a reader or evidence).
+
+    It reads the user's own question (the words it was trained on), or the rewritten query when the
+    rewrite brought in words the question lacks (a follow-up resolved against the conversation).
+    """
+    if ctx.reader is None or not evidence:
+        return None
+    top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
+    asked = query if _adds_words(question, query) else question
+    return ctx.reader.read(asked, top)
+
+
+def _adds_words(question: str, query: str) -> bool:
+    """Whether `query` holds a word (a Chinese character, for Chinese) that `question` does not."""
+
+    def units(text: str) -> set[str]:
+        return set(words_only(CJK.sub(" ", text)).lower().split()) | set(CJK.findall(text))
+
+    return bool(units(query) - units(question))
 
 
 def answerable_evidence(ctx: Context, state: State) -> list[Evidence]:
@@ -394,8 +430,11 @@ def answer_from_evidence(
                 notes.append(f"model answer rejected: {relayed}")
                 return None, [], "rejected"
             return grounded.answer.strip(), cited, "completed"
-    encoder = ctx.answerability.encoder if ctx.answerability is not None else None
-    extracted = extractive_answer(state.get("query") or question, kept, encoder=encoder)
+    reading = state.get("reading")
+    extracted = reader_answer(question, Reading.model_validate(reading), kept) if reading else None
+    if extracted is None:
+        encoder = ctx.answerability.encoder if ctx.answerability is not None else None
+        extracted = extractive_answer(state.get("query") or question, kept, encoder=encoder)
     if extracted is None:
         return insufficient_message(question), [], "insufficient_evidence"
     return extracted.answer, extracted.evidence_ids, ("degraded" if model is not None else "completed")

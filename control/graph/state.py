@@ -115,6 +115,10 @@ class State(InputState, total=False):
     """The last answer-or-refuse decision of this turn (`Decision.to_dict`: answerable, probability,
     threshold, signals, rule); None when no decision was made."""
 
+    reading: dict[str, Any] | None
+    """The reader's last reading of this turn's top evidence (`haygraph.control.reading.Reading` as a
+    dict: spans with offsets, margin, ids read); None without a reader or before `evaluate`."""
+
     retrieval_error: str | None
     """Why retrieval failed this turn (retriever missing or raising); None when it worked."""
 

@@ -26,7 +26,7 @@ from haygraph.control.evidence import Evidence
 from haygraph.control.graph.context import Context
 from haygraph.control.graph.state import State
 from haygraph.control.planning.injection import REMOVED_MARKER, is_instruction_like, strip_instructions
-from haygraph.control.prompts import GENERATION_SYSTEM
+from haygraph.control.prompts import GENERATION_SYSTEM, READER_HEADER, READER_LINE
 from haygraph.control.tools.types import ToolResult
 from haygraph.control.window.history import messages_to_pairs
 from haygraph.control.window.memory import earlier_turns
@@ -76,8 +76,9 @@ def build_turn_prompt(
     (`WindowTooSmallError`, `BudgetExceededError`, ...) and `TokenizerUnavailableError`.
     """
     history = earlier_turns(list(state.get("messages") or []), ctx.history.keep_turns)
+    hints = reader_hints(state.get("reading"), evidence) if ctx.chat_model is not None else ""
     return assemble_prompt(
-        system=GENERATION_SYSTEM,
+        system=GENERATION_SYSTEM + hints,
         question=state.get("question", ""),
         counter=ctx.counter,
         config=ctx.budget,
@@ -90,6 +91,32 @@ def build_turn_prompt(
         result_key_fields=result_key_fields(ctx),
         full_result_cap_tokens=ctx.full_result_cap_tokens,
     )
+
+
+READER_HINTS = 3
+"""Most reader spans a chat model's prompt lists."""
+
+
+def reader_hints(reading: Mapping[str, Any] | None, evidence: Sequence[Evidence]) -> str:
+    """The reader's spans in `evidence` for a chat model's system prompt ("" without any).
+
+    A span's confidence is ``high`` for a margin of at least 2 (the reader prefers it to "no answer"
+    by e^2 to 1), ``medium`` above 0, ``low`` otherwise. Instruction-like spans are left out: evidence is
+    data.
+    """
+    if not reading:
+        return ""
+    ids = {e.id for e in evidence}
+    lines = []
+    for span in reading.get("spans") or []:
+        if span.get("evidence_id") not in ids or is_instruction_like(str(span.get("text", ""))):
+            continue
+        margin = float(span.get("margin", 0.0))
+        confidence = "high" if margin >= 2 else "medium" if margin > 0 else "low"
+        lines.append(READER_LINE.format(id=span["evidence_id"], span=span["text"], confidence=confidence))
+        if len(lines) == READER_HINTS:
+            break
+    return READER_HEADER + "\n".join(lines) if lines else ""
 
 
 def results_for_state(

@@ -15,6 +15,8 @@ line of an item and leaving out the next line that held the value; these rules k
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -108,6 +110,30 @@ def table_row_text(header: list[str], cells: list[str]) -> str:
     if len(cells) == 2:
         return f"{first} → {cells[1]}"
     return f"{first} → " + ", ".join(f"{h}: {c}" for h, c in zip(header[1:], cells[1:], strict=True))
+
+
+def table_row_at(text: str, offset: int) -> str | None:
+    """The table data row of chunk `text` holding character `offset`, quoted with its header; else None.
+
+    For an answer span that lies in a table: "B2 → 90 EUR", even where the table's units group a short
+    two-column table into one (`_table_units`); a header or separator line holds no answer.
+    """
+    lines = text.split("\n")
+    ends = list(itertools.accumulate(len(line) + 1 for line in lines))
+    index = bisect.bisect_right(ends, offset)
+    if index >= len(lines):
+        return None
+    line = lines[index]
+    if not _TABLE_ROW.match(line) or _TABLE_SEPARATOR.match(line):
+        return None
+    first = index
+    while first > 0 and _TABLE_ROW.match(lines[first - 1]):
+        first -= 1
+    has_header = first + 1 < len(lines) and _TABLE_SEPARATOR.match(lines[first + 1]) is not None
+    if has_header and index == first:
+        return None
+    header = _cells(lines[first]) if has_header else []
+    return table_row_text(header, _cells(line))
 
 
 def _table_units(rows: list[str]) -> list[tuple[str, str]]:

@@ -80,6 +80,7 @@ from haygraph.control.planning.meaning import (
     meaning_signals,
     missing_names,
 )
+from haygraph.control.reading import Reading
 
 TOP_EVIDENCE = 3
 """How many of the best evidence items the signals look at."""
@@ -108,6 +109,7 @@ SIGNALS: tuple[str, ...] = (
     "unit_coverage",
     "type_missing",
     *MEANING_SIGNALS,
+    "reader_margin",
 )
 """Per-question signals, in feature order within each language block (each block ends with a bias)."""
 
@@ -120,6 +122,8 @@ WEIGHTS_FILE = Path(__file__).resolve().parent / "answerability.json"
 """The shipped weights without a meaning encoder (package data), by ``benchmarks.train_answerability``."""
 MEANING_WEIGHTS_FILE = Path(__file__).resolve().parent / "answerability_meaning.json"
 """The shipped weights with the meaning encoder (``benchmarks.train_answerability --meaning``)."""
+READER_WEIGHTS_FILE = Path(__file__).resolve().parent / "answerability_reader.json"
+"""The shipped weights with the trained reader's margin (``benchmarks.train_answerability --reader``)."""
 
 _CJK = re.compile(f"[{CJK_RANGES}]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -297,12 +301,29 @@ def term_share(question_terms: dict[str, float], text: str) -> float:
     return sum(w for t, w in question_terms.items() if t in found) / total
 
 
+MARGIN_SCALE = 4.0
+"""The reader's margin (a logit difference, about -15..15) is divided by this, after clipping to
+±`MARGIN_CLIP`, so its weight is on the scale of the other signals."""
+MARGIN_CLIP = 12.0
+
+
+def reader_signal(reading: Reading | None) -> float:
+    """``reader_margin``: the reading's best margin, clipped and scaled; 0 without a reading."""
+    if reading is None:
+        return 0.0
+    return max(-MARGIN_CLIP, min(MARGIN_CLIP, reading.margin)) / MARGIN_SCALE
+
+
 def answerability_signals(
-    question: str, evidence: Sequence[Evidence], encoder: MeaningEncoder | None = None
+    question: str,
+    evidence: Sequence[Evidence],
+    encoder: MeaningEncoder | None = None,
+    reading: Reading | None = None,
 ) -> dict[str, float]:
     """The per-question signals (`SIGNALS`) of the best `TOP_EVIDENCE` evidence items, best first.
 
-    Without an `encoder`, ``meaning_unit`` and ``meaning_heading`` are 0.
+    Without an `encoder`, ``meaning_unit`` and ``meaning_heading`` are 0; without a `reading` (the
+    reader's, `haygraph.control.reading`), ``reader_margin`` is 0.
     """
     top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
     if not top:
@@ -325,6 +346,7 @@ def answerability_signals(
         "entities": (sum(1 for x in entities if x in joined) / len(entities)) if entities else 1.0,
         "has_entities": 1.0 if entities else 0.0,
         **unit_signals(question, q_terms, top, encoder),
+        "reader_margin": reader_signal(reading),
     }
 
 
@@ -486,7 +508,14 @@ class AnswerabilityModel:
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"cannot load answerability weights from {path}: {exc}") from exc
 
-    def decide(self, question: str, evidence: Sequence[Evidence], *, asked: str | None = None) -> Decision:
+    def decide(
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        *,
+        asked: str | None = None,
+        reading: Reading | None = None,
+    ) -> Decision:
         """Whether `evidence` answers `question`, with the probability and the signals behind it.
 
         `asked`: the user's own words when `question` is the rewritten query (whether it is a yes/no
@@ -504,7 +533,7 @@ class AnswerabilityModel:
             rule = "another language"
         if rule:
             return Decision(False, 0.0, self.threshold, rule=rule)
-        signals = answerability_signals(question, evidence, self.encoder)
+        signals = answerability_signals(question, evidence, self.encoder, reading)
         features = answerability_features(question, signals)
         z = sum(self.weights.get(name, 0.0) * x for name, x in zip(FEATURE_NAMES, features, strict=True))
         p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
@@ -563,13 +592,16 @@ def type_rule(question: str, kind: str, quoted: Sequence[str], evidence: Sequenc
     return None
 
 
-@functools.lru_cache(maxsize=4)
-def shipped_model(encoder: MeaningEncoder | None = None) -> AnswerabilityModel:
-    """The model shipped with the package (loaded once per encoder, on first use).
+@functools.lru_cache(maxsize=8)
+def shipped_model(encoder: MeaningEncoder | None = None, *, reader: bool = False) -> AnswerabilityModel:
+    """The model shipped with the package (loaded once per encoder and reader, on first use).
 
-    With an `encoder`, the weights fitted with the meaning signals (``answerability_meaning.json``);
-    without one, those fitted without them.
+    With a `reader`, the weights fitted with the reader's margin (``answerability_reader.json``); else
+    with an `encoder`, the weights fitted with the meaning signals (``answerability_meaning.json``);
+    without either, those fitted on words alone.
     """
+    if reader and READER_WEIGHTS_FILE.is_file():
+        return AnswerabilityModel.from_file(READER_WEIGHTS_FILE, encoder)
     if encoder is not None and MEANING_WEIGHTS_FILE.is_file():
         return AnswerabilityModel.from_file(MEANING_WEIGHTS_FILE, encoder)
     return AnswerabilityModel.from_file(WEIGHTS_FILE)

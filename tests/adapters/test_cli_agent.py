@@ -1,5 +1,7 @@
 from pathlib import Path
 
+import pytest
+
 import haygraph.retrieval as retrieval_package
 from haygraph.adapters.cli.agent import default_demo_store
 
@@ -48,3 +50,19 @@ class TestExplainDecision:
         assert explain_decision("hi", {"decision": None}).startswith("decision: none was made")
         rule = {"answerable": False, "probability": 0.0, "threshold": 0.5, "rule": "no evidence"}
         assert explain_decision("x", {"decision": rule}) == "decision: refused by rule: no evidence"
+
+
+@pytest.mark.integration
+def test_every_demo_turn_gets_its_labelled_outcome(handbook_store, tmp_path):
+    """`haygraph demo`'s scripted conversation: each question ends as its label says (status, route, path)."""
+    from haygraph.adapters.agent import build_agent
+    from haygraph.adapters.cli.agent import DEMO_TURNS, demo_outcome_matches
+
+    agent = build_agent(handbook_store, example_tools=True, orders_db=tmp_path / "orders.sqlite")
+    outcomes = {}
+    for turn in DEMO_TURNS:
+        result = agent.ask(turn.question, thread_id="demo")
+        outcomes[turn.label] = (result["status"], result["route"], result["path"])
+        assert demo_outcome_matches(turn, result), (turn, outcomes[turn.label], result.get("answer"))
+    assert "1 hour" in agent.ask(DEMO_TURNS[3].question, thread_id="again")["answer"]
+    assert {turn.route for turn in DEMO_TURNS} == {"answer", "retrieve", "clarify", "tool"}

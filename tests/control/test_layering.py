@@ -15,7 +15,7 @@ import pytest
 from haygraph import control
 
 ROOT = Path(control.__file__).parent
-BASE = {"errors", "language", "texts", "prompts", "outcomes", "evidence"}
+BASE = {"errors", "language", "texts", "prompts", "outcomes", "evidence", "reading"}
 LEVELS = {**{name: 0 for name in BASE}, "tools": 1, "window": 2, "planning": 3, "graph": 4, "api": 5}
 FORBIDDEN = {"haystack", "haystack_integrations", "haygraph.retrieval", "haygraph.adapters", "haygraph.eval"}
 

@@ -77,6 +77,26 @@ class TestScoreReply:
         assert score_reply(HANDBOOK, both)["answered_correct"] is True
         assert score_reply(HANDBOOK, one)["answered_correct"] is False
 
+    def test_quoting_another_row_is_not_a_correct_answer(self) -> None:
+        case = AgentCase(
+            id="t",
+            question="?",
+            lang="en",
+            absent=False,
+            gold_sources=("a.docx",),
+            answers=("90 EUR",),
+            all_answers=True,
+            excludes=("120 EUR",),
+        )
+        row = result("completed", "Level B2 → Monthly fee: 90 EUR [c]", ("c",), {"c": "a.docx"})
+        table = result("completed", "B1 → 120 EUR; B2 → 90 EUR [c]", ("c",), {"c": "a.docx"})
+        assert score_reply(case, row)["answered_correct"] is True
+        assert score_reply(case, table) == {
+            "answered_correct": False,
+            "cited_gold": True,
+            "false_refusal": False,
+        }
+
     def test_no_answer_strings_is_not_scored(self) -> None:
         case = AgentCase(id="s", question="?", lang="en", absent=False, gold_sources=("d1",))
         assert score_reply(case, result("completed", "x", ("c",), {"c": "d1"}))["answered_correct"] is None

@@ -101,6 +101,37 @@ class TestHtmlToMarkdown:
         assert table[0].meta["heading_path"] == ["Leave & holidays", "Entitlement"]
 
 
+class TestOnlyContentIsText:
+    """What a browser never shows as text gives no words in any chunk (through converter and splitter)."""
+
+    @staticmethod
+    def _chunks(path: Path) -> list[str]:
+        docs = MultiFormatConverter().run(sources=[path])["documents"]
+        return [c.content for c in StructuredSplitter(min_chars=50, max_chars=300).run(docs)["documents"]]
+
+    def test_script_in_markdown(self, tmp_path: Path):
+        (tmp_path / "menu.md").write_text(
+            "# Canteen\n\nThe Friday special is <script>window.x=1</script>lentil soup for 6 euros.\n\n"
+            "<style>.menu { color: red }</style><!-- price to be confirmed -->\n\n"
+            'Embed it with `<script src="menu.js">` on your page.\n',
+            encoding="utf-8",
+        )
+        chunks = self._chunks(tmp_path / "menu.md")
+        assert any("The Friday special is lentil soup for 6 euros." in c for c in chunks)
+        assert any('`<script src="menu.js">`' in c for c in chunks)  # code shows it: it stays
+        for word in ["window.x", "color: red", "to be confirmed"]:
+            assert not any(word in c for c in chunks), word
+
+    def test_saved_documentation_page(self, tmp_path: Path):
+        from tests.retrieval.formats.test_html import FURNITURE, NOT_CONTENT, SAVED_PAGE
+
+        (tmp_path / "install.html").write_text(SAVED_PAGE, encoding="utf-8")
+        chunks = self._chunks(tmp_path / "install.html")
+        assert any("listens on port 7411" in c for c in chunks)
+        for phrase in FURNITURE + NOT_CONTENT:
+            assert not any(phrase in c for c in chunks), phrase
+
+
 class TestMultiFormatConverter:
     def test_every_type(self, tmp_path: Path):
         files = {
@@ -291,13 +322,13 @@ class TestMultiFormatConverter:
         real_import = builtins.__import__
 
         def no_pdf(name, *args, **kwargs):
-            if name in {"pypdf", "pypdfium2"}:
+            if name in {"pdfplumber", "pypdfium2"}:
                 raise ImportError(name)
             return real_import(name, *args, **kwargs)
 
         monkeypatch.setattr(builtins, "__import__", no_pdf)
         (tmp_path / "f.pdf").write_bytes(_pdf_bytes("text"))
-        with pytest.raises(UnsupportedFileError, match=r"f\.pdf.*pip install pypdf"):
+        with pytest.raises(UnsupportedFileError, match=r"f\.pdf.*pip install pypdfium2 pdfplumber"):
             MultiFormatConverter().run(sources=[tmp_path / "f.pdf"])
 
     def test_corrupt_pdf(self, tmp_path: Path):

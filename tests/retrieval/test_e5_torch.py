@@ -67,7 +67,10 @@ def test_batches_bound_windows_and_padded_tokens():
 
 
 class TestWhichWay:
-    """`E5Encoder(batched_passages=True)` sends large passage calls to the rebuilt model, nothing else."""
+    """`E5Encoder(batched_passages=True)` sends large passage calls to a batched encoder, nothing else.
+
+    The batched encoder is the int8 ONNX export (`e5_onnx.E5OnnxEncoder`), else the rebuilt torch model.
+    """
 
     @pytest.fixture
     def calls(self, monkeypatch):
@@ -88,6 +91,7 @@ class TestWhichWay:
                 seen.append("closed")
 
         monkeypatch.setattr("haygraph.retrieval.e5_torch.E5TorchEncoder", Recorder)
+        monkeypatch.setattr("haygraph.retrieval.e5_onnx.E5OnnxEncoder", Recorder)
 
         class Engine:
             def passage(self, texts):
@@ -130,9 +134,34 @@ class TestWhichWay:
                 raise ModelUnavailableError("no torch here")
 
         monkeypatch.setattr("haygraph.retrieval.e5_torch.E5TorchEncoder", Broken)
+        monkeypatch.setattr("haygraph.retrieval.e5_onnx.E5OnnxEncoder", Broken)
         encoder = E5Encoder(batched_passages=True)
         assert not encoder.plan(self.BIG)
         assert "could not be built (no torch here)" in caplog.text
+
+    def test_onnx_first_then_the_rebuilt_model(self, monkeypatch):
+        built = []
+
+        def way(name, works):
+            class Way:
+                def __init__(self, threads=0):
+                    pass
+
+                def warm_up(self):
+                    built.append(name)
+                    if not works:
+                        raise ModelUnavailableError(f"{name} missing")
+
+            return Way
+
+        monkeypatch.setattr("haygraph.retrieval.e5_onnx.E5OnnxEncoder", way("onnx", False))
+        monkeypatch.setattr("haygraph.retrieval.e5_torch.E5TorchEncoder", way("torch", True))
+        assert E5Encoder(batched_passages=True).plan(self.BIG)
+        assert built == ["onnx", "torch"]
+        monkeypatch.setattr("haygraph.retrieval.e5_onnx.E5OnnxEncoder", way("onnx", True))
+        built.clear()
+        assert E5Encoder(batched_passages=True).plan(self.BIG)
+        assert built == ["onnx"]
 
     def test_ending_the_job_frees_the_model_and_the_next_job_plans_anew(self, calls):
         encoder = E5Encoder(batched_passages=True)

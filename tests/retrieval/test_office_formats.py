@@ -52,13 +52,14 @@ class TestJoinPages:
 class TestReadOffice:
     def test_docx(self, tmp_path):
         text, starts = read_office(_docx(tmp_path / "a.docx", "Annual leave is twenty days.", "Sick leave"))
-        assert "Annual leave is twenty days." in text and "Sick leave" in text
+        assert text == "Annual leave is twenty days.\n\nSick leave"
         assert starts is None
 
     def test_pptx_slides_are_pages(self, tmp_path):
         text, starts = read_office(_pptx(tmp_path / "deck.pptx", "Quarterly results", "Hiring plan"))
         assert starts is not None and len(starts) == 2
-        assert text[starts[1] :].startswith("Hiring plan")
+        assert text[starts[0] :].startswith("# Quarterly results")
+        assert text[starts[1] :].startswith("# Hiring plan")
 
     def test_xlsx_sheets_are_pages(self, tmp_path):
         path = _xlsx(
@@ -72,8 +73,15 @@ class TestReadOffice:
 
     def test_csv(self, tmp_path):
         (tmp_path / "c.csv").write_text("city,country\nParis,France\n", encoding="utf-8")
-        text, _ = read_office(tmp_path / "c.csv")
-        assert "Paris,France" in text
+        text, starts = read_office(tmp_path / "c.csv")
+        assert text == "| city | country |\n|---|---|\n| Paris | France |" and starts is None
+
+    def test_csv_not_in_the_encoding(self, tmp_path):
+        (tmp_path / "c.csv").write_bytes("city\nZürich\n".encode("latin-1"))
+        with pytest.raises(UnreadableFileError, match=r"c\.csv: cannot decode as utf-8"):
+            read_office(tmp_path / "c.csv")
+        text, _ = read_office(tmp_path / "c.csv", encoding="latin-1")
+        assert "Zürich" in text
 
     def test_corrupt_docx(self, tmp_path):
         (tmp_path / "bad.docx").write_bytes(b"this is not a zip file")

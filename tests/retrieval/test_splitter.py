@@ -240,6 +240,26 @@ class TestStructuredSplitter:
             assert chunk.content.startswith("# Leave\n\n## Entitlement\n\n| Service | Leave |\n|---|---|\n| ")
         assert sorted(line for c in chunks for line in c.content.split("\n")[6:]) == sorted(rows)
 
+    def test_wide_table_split_into_column_groups_each_keeping_the_key(self):
+        columns = [f"Quarter {q} revenue in euros" for q in range(1, 9)]
+        header = "| Region | " + " | ".join(columns) + " |"
+        rows = [
+            f"| {region} | " + " | ".join(f"{region[0]}{q}00,000" for q in range(1, 9)) + " |"
+            for region in ("North", "South", "East")
+        ]
+        text = "\n".join([header, "|" + "---|" * 9, *rows])
+        chunks = StructuredSplitter(min_chars=50, max_chars=200).run([Document(content=text)])["documents"]
+        assert len(chunks) > 1 and all(len(c.content) <= 200 for c in chunks)
+        cells: dict[tuple[str, str], str] = {}
+        for chunk in chunks:
+            lines = chunk.content.split("\n")
+            assert lines[0].startswith("| Region | ") and set(lines[1]) <= {"|", "-"}
+            head = [h.strip() for h in lines[0].strip("|").split("|")]
+            for line in lines[2:]:
+                row = [c.strip() for c in line.strip("|").split("|")]
+                cells.update({(row[0], h): v for h, v in zip(head[1:], row[1:], strict=True)})
+        assert len(cells) == 3 * 8 and cells[("South", "Quarter 7 revenue in euros")] == "S700,000"
+
     def test_fenced_code_with_blank_lines_kept_together(self):
         code = "```python\ndef f():\n\n    # not a heading\n    return 1\n```"
         text = f"# Code\n\nIntro.\n\n{code}\n\nAfter."

@@ -373,12 +373,15 @@ function renderResult(item, result) {
     for (const note of result.notes || []) box.append(el("p", {}, note));
     outcome.append(box);
   }
-  renderAnswer(answer, result.answer || "", cited);
+  renderAnswer(answer, result.answer || "", cited, result.answer_spans || []);
   if (result.status === "needs_confirmation") outcome.append(pendingBox(result));
 }
 
-// The answer as text, each [evidence-id] a link opening that evidence with the quoted span highlighted.
-function renderAnswer(container, text, cited) {
+// The answer as text, each [evidence-id] a link opening that evidence with the reader's answer span
+// (its offsets, from answer_spans) or else the quoted text highlighted.
+function renderAnswer(container, text, cited, spans) {
+  const spanOf = new Map();
+  for (const span of spans || []) if (!spanOf.has(span.evidence_id)) spanOf.set(span.evidence_id, span);
   const paragraph = el("p", { class: "text" });
   let last = 0;
   let segmentStart = 0;
@@ -403,7 +406,7 @@ function renderAnswer(container, text, cited) {
     );
     link.addEventListener("click", (event) => {
       event.preventDefault();
-      openEvidence(id, quote);
+      openEvidence(id, quote, spanOf.get(id));
     });
     paragraph.append(link);
     last = match.index + match[0].length;
@@ -449,7 +452,7 @@ function pendingBox(result) {
 const BIDI_CONTROLS = /[\u061c\u202a-\u202e\u2066-\u2069]/g;
 const visibleControls = (text) => text.replace(BIDI_CONTROLS, "\ufffd");
 
-async function openEvidence(id, quote) {
+async function openEvidence(id, quote, span) {
   const dialog = $("evidence");
   const meta = $("evidence-meta");
   const text = $("evidence-text");
@@ -459,7 +462,10 @@ async function openEvidence(id, quote) {
   note.textContent = "";
   let view;
   try {
-    view = await call("GET", `/v1/evidence/${encodeURIComponent(id)}`, { query: quote ? { quote } : undefined });
+    const query = {};
+    if (quote) query.quote = quote;
+    if (span) Object.assign(query, { start: span.start, end: span.end });
+    view = await call("GET", `/v1/evidence/${encodeURIComponent(id)}`, { query: Object.keys(query).length ? query : undefined });
   } catch (error) {
     note.textContent = error instanceof ApiError && error.status === 404 ? t("notFound") : t("failed", { message: error.message });
     dialog.showModal();
@@ -478,12 +484,12 @@ async function openEvidence(id, quote) {
     rows.push([t("scores"), scores.join(", ")]);
   }
   for (const [name, value] of rows) meta.append(el("dt", {}, name), el("dd", {}, value));
-  const span = view.highlight;
+  const marked = view.highlight;
   const body = visibleControls(view.text);
-  if (span) {
-    text.append(body.slice(0, span.start));
-    text.append(el("mark", { "aria-label": t("citedText") }, body.slice(span.start, span.end)));
-    text.append(body.slice(span.end));
+  if (marked) {
+    text.append(body.slice(0, marked.start));
+    text.append(el("mark", { "aria-label": t("citedText") }, body.slice(marked.start, marked.end)));
+    text.append(body.slice(marked.end));
   } else {
     text.append(body);
     if (quote) note.textContent = t("notLocated");

@@ -64,8 +64,9 @@ B_DOCS = [
 XSS_NAME = "<img src=x onerror=window.__pwned=1>.md"
 XSS_TEXT = (
     "# Visitor badges\n\n"
-    "<script>window.__pwned = 'script'</script>\n\n"
-    "The visitor badge desk code is \u202eBADGE-7731\u202c. <img src=x onerror=\"window.__pwned='img'\">\n\n"
+    "<script>window.__pwned = 'bare'</script>\n\n"
+    "The visitor badge desk code is \u202eBADGE-7731\u202c. <img src=x onerror=\"window.__pwned='img'\">\n"
+    "Never paste `<script>window.__pwned = 'script'</script>` into the form.\n\n"
     "[Open the badge form](javascript:window.__pwned='link') to request a visitor badge.\n"
 )
 seen: dict[str, Any] = {}
@@ -320,7 +321,8 @@ class TestDocuments:
         text = page_a.locator("dialog#evidence[open] #evidence-text")
         expect(text).to_contain_text("BADGE-7731")
         shown = text.inner_text()
-        assert "<script>window.__pwned = 'script'</script>" in shown
+        assert "<script>window.__pwned = 'script'</script>" in shown  # in a code span: shown, not run
+        assert "'bare'" not in shown  # a script element is no content: indexed without its words
         assert "onerror=\"window.__pwned='img'\"" in shown and "javascript:window.__pwned" in shown
         assert "\ufffdBADGE-7731\ufffd" in shown  # a right-to-left override is shown, not obeyed
         page_a.screenshot(path=artefacts_dir() / "desktop-hostile-document.png")

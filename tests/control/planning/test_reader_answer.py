@@ -1,0 +1,94 @@
+from haygraph.control.evidence import Evidence
+from haygraph.control.planning.reader_answer import (
+    holding_unit,
+    readable_value,
+    reader_answer,
+    source_note,
+    usable_span,
+)
+from haygraph.control.reading import AnswerSpan, Reading
+
+TABLE = (
+    "Monthly parking fees by level:\n\n| Level | Monthly fee |\n|---|---|\n"
+    "| B1 | 120 EUR |\n| B2 | 90 EUR |\n| Roof | 60 EUR |\n"
+)
+PROSE = "Parking is free on weekends. On weekdays the garage opens at 07:00 and closes at 22:00."
+
+
+def ev(i, text):
+    return Evidence(id=i, text=text, score=1.0, relevance=0.9, source=f"{i}.md")
+
+
+def span(item, text, margin=3.0):
+    start = item.text.index(text)
+    return AnswerSpan(evidence_id=item.id, start=start, end=start + len(text), text=text, margin=margin)
+
+
+class TestHoldingUnit:
+    def test_a_table_cell_is_quoted_as_its_row_with_the_header(self):
+        start = TABLE.index("90 EUR")
+        unit = holding_unit(TABLE, start, start + 6)
+        assert unit is not None and "B2" in unit and "90 EUR" in unit and "120" not in unit
+
+    def test_a_prose_span_is_quoted_as_its_sentence(self):
+        start = PROSE.index("07:00")
+        assert (
+            holding_unit(PROSE, start, start + 5)
+            == "On weekdays the garage opens at 07:00 and closes at 22:00."
+        )
+
+
+class TestReaderAnswer:
+    def test_value_first_then_the_unit_then_the_citation(self):
+        item = ev("fees", TABLE)
+        answer = reader_answer(
+            "How much is parking on B2 per month?", Reading(spans=[span(item, "90 EUR")]), [item]
+        )
+        assert answer is not None
+        assert answer.answer.startswith("90 EUR — ")
+        assert answer.answer.endswith("[fees]") and answer.evidence_ids == ["fees"]
+        assert "120 EUR" not in answer.answer  # no other row
+
+    def test_a_span_that_is_the_whole_unit_is_quoted_once(self):
+        item = ev("p", "Probation lasts six months.")
+        answer = reader_answer(
+            "How long is probation?", Reading(spans=[span(item, "Probation lasts six months")]), [item]
+        )
+        assert answer is not None and answer.answer == "Probation lasts six months. [p]"
+
+    def test_spans_outside_the_usable_evidence_are_skipped(self):
+        kept, dropped = ev("kept", PROSE), ev("dropped", TABLE)
+        reading = Reading(spans=[span(dropped, "90 EUR", 5.0), span(kept, "07:00", 1.0)])
+        found = usable_span(reading, [kept])
+        assert found is not None and found[0].text == "07:00"
+        assert (
+            reader_answer("When does the garage open?", Reading(spans=[span(dropped, "90 EUR")]), [kept])
+            is None
+        )
+
+    def test_a_span_whose_offsets_do_not_match_the_text_is_not_used(self):
+        item = ev("p", PROSE)
+        wrong = AnswerSpan(evidence_id="p", start=0, end=5, text="07:00", margin=2.0)
+        assert usable_span(Reading(spans=[wrong]), [item]) is None
+
+
+class TestSourceNote:
+    def test_other_language_sources_are_named_in_the_question_language(self):
+        assert "英文" in source_note("车库几点开门？", PROSE)
+        assert "Chinese" in source_note("When does it open?", "车库早上七点开门。")
+
+    def test_same_language_no_note(self):
+        assert source_note("When does it open?", PROSE) == ""
+        assert source_note("几点开门？", "车库早上七点开门。") == ""
+
+
+class TestReadableValue:
+    def test_markers_a_cut_left_open_are_removed_and_lines_joined(self):
+        assert (
+            readable_value("3 days** of annual leave\nbefore probation")
+            == "3 days of annual leave before probation"
+        )
+        assert readable_value("90 EUR |") == "90 EUR"
+        assert readable_value("`0.0.0.0`") == "`0.0.0.0`"
+        assert readable_value("run `fastapi") == "run fastapi"
+        assert readable_value("[the docs](https://x.example/docs)") == "the docs"

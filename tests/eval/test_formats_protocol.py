@@ -1,0 +1,132 @@
+"""The formats protocol: the committed files, what the script writes, and the answers from every format."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from haygraph.eval.formats_protocol import FORMATS, FORMATS_DIR, formats_protocols, formats_table
+from haygraph.retrieval.converters import MultiFormatConverter
+
+pytest.importorskip("docx")
+pytest.importorskip("pptx")
+pytest.importorskip("openpyxl")
+
+CASES = [json.loads(line) for line in (FORMATS_DIR / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _texts(folder: Path) -> dict[str, str]:
+    """``{file name: converted text}`` of every file in `folder`."""
+    return {d.meta["source_id"]: d.content for d in MultiFormatConverter().run(sources=[folder])["documents"]}
+
+
+def _norm(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
+@pytest.fixture(scope="module")
+def converted() -> dict[str, dict[str, str]]:
+    return {fmt: _texts(FORMATS_DIR / fmt) for fmt in FORMATS}
+
+
+class TestCommittedFiles:
+    def test_enough_questions_in_both_languages_with_table_cells(self):
+        assert len(CASES) >= 20
+        assert {c["lang"] for c in CASES} == {"en", "zh"}
+        assert sum(c["tabular"] for c in CASES if c["lang"] == "en") >= 3
+        assert sum(c["tabular"] for c in CASES if c["lang"] == "zh") >= 3
+
+    def test_every_fact_is_in_every_format(self, converted):
+        for fmt, texts in converted.items():
+            for case in CASES:
+                if fmt == "xlsx" and not case["tabular"]:
+                    continue
+                text = texts["tables.xlsx" if fmt == "xlsx" else f"{case['guide']}.{fmt}"]
+                for answer in case["answer_contains"]:
+                    fact = answer.split(": ")[-1]  # "Seats: 6" is a table cell: its value is the fact
+                    assert _norm(fact) in _norm(text), (fmt, case["id"], answer)
+
+    def test_every_table_is_the_same_markdown_table_in_every_format(self, converted):
+        tables = [
+            block
+            for text in converted["md"].values()
+            for block in text.split("\n\n")
+            if block.startswith("|")
+        ]
+        assert len(tables) == 5
+        for fmt, texts in converted.items():
+            joined = "\n\n".join(texts.values())
+            assert all(table in joined for table in tables), fmt
+
+    def test_docx_and_html_convert_to_the_markdown_text(self, converted):
+        for name, text in converted["md"].items():
+            stem = name.removesuffix(".md")
+            assert converted["docx"][f"{stem}.docx"].strip() == text.strip()
+            assert converted["html"][f"{stem}.html"].strip() == text.strip()
+
+    def test_pdf_has_no_running_header_or_page_numbers(self, converted):
+        for text in converted["pdf"].values():
+            assert "Facilities guide\n" not in text and "Page " not in text and "行政服务指南\n" not in text
+        assert "a permit is valid" in converted["pdf"]["facilities-guide.pdf"]  # "per-" + "mit" joined
+
+    def test_protocols_per_format(self):
+        protocols = {p.name: p for p in formats_protocols()}
+        assert list(protocols) == [f"formats-{fmt}" for fmt in FORMATS]
+        assert len(protocols["formats-md"].cases) == len(CASES)
+        assert len(protocols["formats-xlsx"].cases) == sum(c["tabular"] for c in CASES)
+        assert protocols["formats-pdf"].cases[0].gold_sources == ("facilities-guide.pdf",)
+
+
+class TestTheScript:
+    def test_it_writes_what_is_committed(self, tmp_path: Path, converted):
+        """The generator still writes these files: every format converts to the committed text."""
+        from benchmarks.make_formats_protocol import DEFAULT_CJK_FONT, write_all
+
+        formats = tuple(f for f in FORMATS if f != "pdf" or DEFAULT_CJK_FONT.is_file())
+        pytest.importorskip("fpdf") if "pdf" in formats else None
+        write_all(tmp_path, DEFAULT_CJK_FONT, formats)
+        assert (tmp_path / "cases.jsonl").read_text(encoding="utf-8") == (
+            FORMATS_DIR / "cases.jsonl"
+        ).read_text(encoding="utf-8")
+        for fmt in formats:
+            assert _texts(tmp_path / fmt) == converted[fmt], fmt
+
+
+@pytest.mark.integration
+def test_every_format_answers_what_markdown_answers(tmp_path: Path, haygraph_cache_dir: Path, monkeypatch):
+    """Each question of each format through the real agent: the same outcome as the Markdown reference."""
+    from haygraph.eval.agent_harness import run_protocol
+
+    monkeypatch.setenv("HAYGRAPH_CACHE_DIR", str(haygraph_cache_dir))
+    reports = {}
+    outcomes: dict[str, dict[str, tuple[bool | None, bool | None]]] = {}
+    for protocol in formats_protocols():
+        fmt = protocol.name.removeprefix("formats-")
+        reports[fmt] = run_protocol(protocol, tmp_path / fmt, modes=("hybrid",))
+        failed = {f["id"]: set(f["failed"]) for f in reports[fmt]["modes"]["hybrid"]["failures"]}
+        outcomes[fmt] = {
+            c.id: ("answered_correct" not in failed.get(c.id, ()), "cited_gold" not in failed.get(c.id, ()))
+            for c in protocol.cases
+        }
+        shutil.rmtree(tmp_path / fmt)
+    reference = outcomes["md"]
+    assert sum(correct for correct, _ in reference.values()) >= 20
+    for fmt, found in outcomes.items():
+        assert found == {case_id: reference[case_id] for case_id in found}, fmt
+    table = formats_table(reports)
+    assert len(table) == 2 + len(FORMATS) and table[2].startswith("| md | 24 |")
+
+
+def test_formats_table_counts_per_language() -> None:
+    figures = {
+        "en": {"answered_correct": 1.0, "cited_gold": 1.0, "present": 2},
+        "zh": {"answered_correct": 0.5, "cited_gold": 1.0, "present": 2},
+        "all": {"answered_correct": 0.75, "cited_gold": 1.0, "present": 4},
+    }
+    report = {"cases": 4, "modes": {"hybrid": {"figures": figures}}}
+    assert formats_table({"docx": report})[2] == (
+        "| docx | 4 | 1.000 (2/2) | 0.500 (1/2) | 0.750 (3/4) | 1.000 (4/4) |"
+    )
