@@ -14,8 +14,6 @@ what one process accepted must be visible to all:
   ``$HAYGRAPH_CACHE_DIR/uploads/<store key>/<tenant folder>/<name>`` first: the same path in every
   process that shares the cache folder's path (the default ``~/.cache/haygraph``), which matters because
   a source remembers its file's path (`meta.file_path`) as its identity.
-
-Measured here (`benchmarks/bench_pg_uploads.py`): see the README's PostgreSQL section.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The retrieval stages of a query pipeline over a PostgreSQL store (called by `build_query_pipeline`).
 
-bm25:   bm25 (FastBM25Retriever over the in-process catalog: bm25s, jieba for Chinese)
+bm25:   bm25 (PostgresBM25Retriever: the store's postings segments scored in the process)
 dense:  [text_embedder] -> dense (PgvectorEmbeddingRetriever) -> dense_scores
 hybrid: both, then our `HybridFusion`.
 
 Filters (tenancy included) go to `PgvectorEmbeddingRetriever`, which turns Haystack's filter syntax into
-SQL conditions on ``meta``; the BM25 side applies the same filters to the catalog.
+SQL conditions on ``meta``; the BM25 side reads its hits with the same SQL conditions.
 
 `PooledPgvectorStore` is `pgvector-haystack`'s `PgvectorDocumentStore` with one change: a query borrows a
 connection from a `psycopg_pool.ConnectionPool` instead of sharing the store's single connection and

@@ -6,7 +6,7 @@ postings segments each indexing job writes (`postings.py`), loaded when a query 
 query's hits are then read from the table by document number. Whatever else the lifecycle code and the
 service ask of a store — a chunk by id, the sources of a tenant, chunk counts, the cosine of a few
 chunks with the query — is a SQL query. A serving process therefore holds no chunk text and no vector:
-its memory does not grow with the corpus beyond about 30 bytes per chunk (see the README's scale table).
+its memory does not grow with the corpus beyond about 30 bytes per chunk (docs/stores.md, Scale).
 
 Writers: `writing()` takes the store's advisory lock on its own connection and reads the manifest; the
 first change opens the job's transaction. Chunks go to the server in batches of `WRITE_BATCH` (binary

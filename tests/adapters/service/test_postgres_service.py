@@ -27,7 +27,7 @@ ACME = {"Authorization": "Bearer hg-pg-acme-000000000001"}
 GLOBEX = {"Authorization": "Bearer hg-pg-globex-00000000002"}
 PARKING = b"# Parking\n\nStaff park on level minus two of the Zephyr garage; the barrier code is 4711.\n"
 RELOAD_BOUND_S = 30.0
-"""What the README promises: every process answers from a new version within the reload check (2 s)
+"""What docs/stores.md promises: every process answers from a new version within the reload check (2 s)
 plus the time to load it (a few seconds on a busy 2-core machine)."""
 
 
