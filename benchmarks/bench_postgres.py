@@ -257,17 +257,19 @@ def read(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
     return row
 
 
-def grid(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
-    """Recall@10 and dense latency per ef_search for each (m, ef_construction) of `GRID` (index rebuilt)."""
+def grid(
+    size: int, url: str, table: str, n_queries: int, pairs: tuple[tuple[int, int], ...] = GRID
+) -> dict[str, Any]:
+    """Recall@10 and dense latency per ef_search for each (m, ef_construction) of `pairs` (index rebuilt)."""
     from haygraph.retrieval.config import StoreConfig
     from haygraph.retrieval.postgres import connection
     from haygraph.retrieval.postgres.retrieval import close_pools, dense_search
 
     vectors = e5_fit(n_queries)["queries"][:n_queries]
-    base = StoreConfig(backend="postgres", url=url, collection=table, timeout=3600)
+    base = StoreConfig(backend="postgres", url=url, collection=table, timeout=600)
     exact = [[d.id for d in dense_search(base, DIM, v.tolist(), None, 10)] for v in vectors]
     rows = []
-    for m, efc in GRID:
+    for m, efc in pairs:
         settings = base.model_copy(update={"search": "hnsw", "hnsw_m": m, "hnsw_ef_construction": efc})
         with connection.short_connection(settings) as conn:
             conn.execute(f'DROP INDEX IF EXISTS "{table}_hnsw"')
@@ -449,12 +451,21 @@ def main(argv: list[str] | None = None) -> int:
         help="only rebuild the HNSW index of an existing bench_SIZE table with each (m, ef_construction) "
         "and print recall and latency per ef_search (with --url)",
     )
+    parser.add_argument(
+        "--grid-pairs",
+        default=",".join(f"{m}:{efc}" for m, efc in GRID),
+        help="m:ef_construction pairs --hnsw-grid builds, comma-separated (default %(default)s)",
+    )
     parser.add_argument("--json", help="also write the rows as JSON here")
     parser.add_argument("--child", nargs=4, metavar=("ROLE", "SIZE", "URL", "TABLE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         role, size, url, table = args.child
-        work = {"writer": write, "reader": read, "serve": serve, "grid": grid}[role]
+        if role == "grid":
+            pairs = tuple((int(m), int(efc)) for m, efc in (p.split(":") for p in args.grid_pairs.split(",")))
+            sys.stdout.write(json.dumps(grid(int(size), url, table, args.queries, pairs)) + "\n")
+            return 0
+        work = {"writer": write, "reader": read, "serve": serve}[role]
         sys.stdout.write(json.dumps(work(int(size), url, table, args.queries)) + "\n")
         return 0
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
@@ -463,7 +474,15 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("--hnsw-grid works on a kept table: pass --url")
         for size in sizes:
             for g in _child(
-                "--child", "grid", str(size), args.url, f"bench_{size}", "--queries", str(args.queries)
+                "--child",
+                "grid",
+                str(size),
+                args.url,
+                f"bench_{size}",
+                "--queries",
+                str(args.queries),
+                "--grid-pairs",
+                args.grid_pairs,
             )["grid"]:
                 print(
                     f"{size:,} chunks, m={g['m']} ef_construction={g['ef_construction']} (built in "
