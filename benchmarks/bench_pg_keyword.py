@@ -11,8 +11,11 @@ Chinese; PostgreSQL has no Chinese parser), so the terms are identical:
 - ``ts_rank_cd``: the terms in a ``tsvector`` (``simple`` configuration) with a GIN index, queries OR their
   terms and rank by PostgreSQL's cover density (not BM25);
 
-against ``bm25s`` in the process (what the store uses). Printed: nDCG@10 on the dataset's test queries
-and query latency p50/p95; with ``--latency-chunks N`` also the latency over N chunks of
+against ``bm25s`` in the process (the embedded store's index) and ``postings segments``, what the
+PostgreSQL store uses: the segments its indexing jobs write (`haygraph.retrieval.postgres.postings`),
+scored in the process by `SegmentIndex` from local files, as a serving process does (its time includes
+tokenizing the query; the other variants are given the terms). Printed: nDCG@10 on the dataset's test
+queries and query latency p50/p95; with ``--latency-chunks N`` also the latency over N chunks of
 `benchmarks.bench_scale`'s corpus (no judgments there). Without ``--url`` a private PostgreSQL with
 pgvector is started on a loopback port. A script that prints figures, not a test.
 """
@@ -20,9 +23,11 @@ pgvector is started on a loopback port. A script that prints figures, not a test
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +39,7 @@ from haygraph.eval.index_prep import resolve_dataset
 from haygraph.eval.metrics import ndcg
 from haygraph.retrieval.bm25_index import BM25Index
 from haygraph.retrieval.config import BM25Config
+from haygraph.retrieval.postgres import postings
 
 K1, B = 1.2, 0.75
 
@@ -83,55 +89,82 @@ def _lexeme(term: str) -> str:
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def sql_bm25(conn: Any, prefix: str, avgdl: float) -> Callable[[list[str]], list[tuple[str, float]]]:
+Search = Callable[[str, list[str]], list[tuple[str, float]]]
+"""A variant: (query text, its terms) -> (chunk id, score), best first."""
+
+
+def sql_bm25(conn: Any, prefix: str, avgdl: float) -> Search:
     """Exact BM25 over the postings: the sum of each query term's contribution (query terms repeat)."""
     query = (
         f"SELECT d.id, sum(i.idf * p.tf * {K1 + 1} / (p.tf + {K1} * (1 - {B} + {B} * d.len / %s))) AS s "
         f"FROM unnest(%s::text[]) q(term) JOIN {prefix}_post p USING (term) JOIN {prefix}_idf i USING (term) "
         f"JOIN {prefix}_doc d ON d.doc = p.doc GROUP BY d.id ORDER BY s DESC LIMIT 100"
     )
-    return lambda toks: [(r[0], float(r[1])) for r in conn.execute(query, (avgdl, toks)).fetchall()]
+    return lambda text, toks: [(r[0], float(r[1])) for r in conn.execute(query, (avgdl, toks)).fetchall()]
 
 
-def ts_rank(conn: Any, prefix: str) -> Callable[[list[str]], list[tuple[str, float]]]:
+def ts_rank(conn: Any, prefix: str) -> Search:
     """PostgreSQL's cover-density rank over the terms OR-ed together."""
     query = (
         f"SELECT d.id, ts_rank_cd(t.tsv, q) AS s FROM {prefix}_tsv t JOIN {prefix}_doc d ON d.doc = t.doc, "
         "to_tsquery('simple', %s) q WHERE t.tsv @@ q ORDER BY s DESC LIMIT 100"
     )
 
-    def run(toks: list[str]) -> list[tuple[str, float]]:
+    def run(text: str, toks: list[str]) -> list[tuple[str, float]]:
         if not toks:
             return []
-        text = " | ".join(_lexeme(t) for t in dict.fromkeys(toks))
-        return [(r[0], float(r[1])) for r in conn.execute(query, (text,)).fetchall()]
+        terms = " | ".join(_lexeme(t) for t in dict.fromkeys(toks))
+        return [(r[0], float(r[1])) for r in conn.execute(query, (terms,)).fetchall()]
 
     return run
 
 
 def measure(
-    name: str, search: Callable[[list[str]], list[tuple[str, float]]], queries: dict[str, list[str]]
+    name: str, search: Search, queries: dict[str, tuple[str, list[str]]]
 ) -> tuple[dict[str, dict[str, float]], list[float]]:
-    """(run, latencies ms) of `search` over `queries` (query id -> terms)."""
+    """(run, latencies ms) of `search` over `queries` (query id -> text and terms)."""
     run, lat = {}, []
-    for qid, toks in queries.items():
+    for qid, (text, toks) in queries.items():
         start = time.perf_counter()
-        hits = search(toks)
+        hits = search(text, toks)
         lat.append((time.perf_counter() - start) * 1000)
         run[qid] = {doc: score for doc, score in hits}
     return run, lat
 
 
-def in_process(index: BM25Index, ids: list[str]) -> Callable[[list[str]], list[tuple[str, float]]]:
+def in_process(index: BM25Index, ids: list[str]) -> Search:
     """bm25s over the same terms (the index was built from the same texts by the same tokenizer)."""
 
-    def run(toks: list[str]) -> list[tuple[str, float]]:
+    def run(text: str, toks: list[str]) -> list[tuple[str, float]]:
         if index._bm25 is None:
             return []
         token_ids = index._bm25.get_tokens_ids(toks)
         if not token_ids:
             return []
         scores = np.asarray(index._bm25.get_scores_from_ids(token_ids))
+        top = np.argsort(-scores)[:100]
+        return [(ids[i], float(scores[i])) for i in top if scores[i] > 0]
+
+    return run
+
+
+def segments(folder: Path, texts: list[str], ids: list[str], tokenizer: Any) -> Search:
+    """The store's postings segments over `texts` (`SEGMENT_DOCS` chunks each), read as serve reads them."""
+    files = []
+    for seg, begin in enumerate(range(0, len(texts), postings.SEGMENT_DOCS)):
+        builder = postings.SegmentBuilder(tokenizer)
+        for docno, text in enumerate(texts[begin : begin + postings.SEGMENT_DOCS], start=begin + 1):
+            builder.add(docno, text, None)
+        files.append(folder / f"{seg}.seg")
+        files[-1].write_bytes(builder.build())
+    index = postings.SegmentIndex(
+        [postings.Segment(i, f) for i, f in enumerate(files)], np.empty(0, np.int64), tokenizer, K1, B
+    )
+
+    def run(text: str, toks: list[str]) -> list[tuple[str, float]]:
+        scores = index.scores(text)
+        if scores is None:
+            return []
         top = np.argsort(-scores)[:100]
         return [(ids[i], float(scores[i])) for i in top if scores[i] > 0]
 
@@ -155,10 +188,14 @@ def main(argv: list[str] | None = None) -> int:
     data = load_beir(resolve_dataset(args.dataset))
     ids = list(data.corpus)
     terms = [tokenizer(data.corpus[i].content or "") for i in ids]
-    queries = {qid: tokenizer(text) for qid, text in data.queries.items() if qid in data.qrels}
+    queries = {qid: (text, tokenizer(text)) for qid, text in data.queries.items() if qid in data.qrels}
     import psycopg
 
-    with server(args.url) as url, psycopg.connect(url, autocommit=True) as conn:
+    with (
+        server(args.url) as url,
+        psycopg.connect(url, autocommit=True) as conn,
+        tempfile.TemporaryDirectory(prefix="haygraph-kw-") as tmp,
+    ):
         rows = []
         texts = [data.corpus[i].content or "" for i in ids]
         for label, corpus_ids, corpus_texts, corpus_terms, qrels in [
@@ -171,8 +208,11 @@ def main(argv: list[str] | None = None) -> int:
             load_s = time.perf_counter() - start
             index = BM25Index(tokenizer, K1, B).build(corpus_texts)
             avgdl = float(np.mean([len(t) for t in corpus_terms]))
+            folder = Path(tmp) / label
+            folder.mkdir()
             for name, search in (
                 ("bm25s in the process", in_process(index, corpus_ids)),
+                ("postings segments", segments(folder, corpus_texts, corpus_ids, tokenizer)),
                 ("sql-bm25", sql_bm25(conn, f"kw_{label}", avgdl)),
                 ("ts_rank_cd (simple)", ts_rank(conn, f"kw_{label}")),
             ):

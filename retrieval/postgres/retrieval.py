@@ -168,7 +168,7 @@ def pool_for(settings: StoreConfig) -> Any:
 
     Every version a serving process loads gets a new `PostgresStore`; they share this pool, so reloads
     open no new connections. Connections are set up for the store's search: `hnsw.ef_search` and
-    iterative scans for HNSW, index scans off for exact search.
+    iterative scans for HNSW (exact search needs nothing: it orders by the score, see `dense_search`).
     """
     from psycopg_pool import ConnectionPool
 
