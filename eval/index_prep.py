@@ -164,7 +164,7 @@ def _info(
         embedded=embedded,
         from_cache=cached,
         reused=reused,
-        with_embeddings=kb.store.matrix() is not None,
+        with_embeddings=kb.store.has_embeddings(),
         store=kb.store.path,
     )
 
@@ -204,7 +204,7 @@ def _reusable(
     for section in _MATCHED_SECTIONS:
         if _indexing_part(saved.get(section)) != _indexing_part(wanted[section]):
             return f"its {section} settings differ", None
-    if need_embeddings and kb.store.matrix() is None:
+    if need_embeddings and not kb.store.has_embeddings():
         return "it holds no embeddings", None
     stored = {d.meta.get("content_hash") for d in kb.store.documents}
     expected = {content_hash(d.content or "") for d in read_beir_corpus(corpus_path)}
