@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from haystack.utils.filters import document_matches_filter
@@ -11,6 +12,8 @@ from haygraph.control.graph.context import combine_filters
 from haygraph.control.language import is_chinese
 from haygraph.retrieval.config import QueryConfig
 from haygraph.retrieval.knowledge_base import Hit, KnowledgeBase
+
+logger = logging.getLogger(__name__)
 
 _META_KEPT = (
     "source_id",
@@ -84,11 +87,15 @@ class HaystackRetriever:
         if self.cross_language and set(self.kb.config.embedder.languages) >= {"en", "zh"}:
             other = "en" if is_chinese(query) else "zh"
             scope = {"field": "meta.language", "operator": "==", "value": other}
-            extra = self.kb.search(
-                query, filters=combine_filters(filters, scope), config=self._cross_config()
-            )
+            try:
+                extra = self.kb.search(
+                    query, filters=combine_filters(filters, scope), config=self._cross_config()
+                ).hits
+            except Exception as exc:  # an addition: the ranked results stand without it
+                logger.warning("other-language retrieval failed, ranked results kept: %s", exc)
+                extra = []
             known = {e.id for e in found}
-            found += [hit_to_evidence(h) for h in extra.hits if h.id not in known][: self.cross_language]
+            found += [hit_to_evidence(h) for h in extra if h.id not in known][: self.cross_language]
         return found
 
     def lookup(self, chunk_id: str, *, filters: dict[str, Any] | None = None) -> Evidence | None:
