@@ -38,7 +38,7 @@ def test_a_damaged_reader_is_refused_with_the_fix(tmp_path):
 
 
 def test_a_missing_reader_names_the_fix(tmp_path):
-    with pytest.raises(ModelUnavailableError, match="missing.*query.reader.model"):
+    with pytest.raises(ModelUnavailableError, match=r"missing.*query\.reader\.model"):
         ReaderModel(tmp_path).warm_up()
 
 
