@@ -33,7 +33,7 @@ from haygraph.control.planning.injection import is_instruction_like, relays_inst
 from haygraph.control.planning.input_check import check_question
 from haygraph.control.planning.model_calls import model_generate, model_rewrite
 from haygraph.control.planning.readable import without_hidden_controls
-from haygraph.control.planning.reader_answer import reader_answer
+from haygraph.control.planning.reader_answer import combined_answer
 from haygraph.control.planning.relevance import best_relevance, usable_evidence
 from haygraph.control.planning.rewrite import rewrite_query
 from haygraph.control.planning.tool_choice import TurnPlan, plan_turn
@@ -464,11 +464,11 @@ def answer_from_evidence(
                 notes.append(f"model answer rejected: {relayed}")
                 return None, [], "rejected"
             return grounded.answer.strip(), cited, "completed"
+    encoder = ctx.answerability.encoder if ctx.answerability is not None else None
+    extracted = extractive_answer(state.get("query") or question, kept, encoder=encoder)
     reading = state.get("reading")
-    extracted = reader_answer(question, Reading.model_validate(reading), kept) if reading else None
-    if extracted is None:
-        encoder = ctx.answerability.encoder if ctx.answerability is not None else None
-        extracted = extractive_answer(state.get("query") or question, kept, encoder=encoder)
+    if reading:
+        extracted = combined_answer(question, Reading.model_validate(reading), kept, extracted)
     if extracted is None:
         return insufficient_message(question), [], "insufficient_evidence"
     return extracted.answer, extracted.evidence_ids, ("degraded" if model is not None else "completed")
