@@ -54,11 +54,12 @@ def run(question: str, reader: ScriptedReader, **settings: Any) -> dict[str, Any
 
 
 class TestReaderTurn:
-    def test_a_confident_span_is_answered_value_first_and_its_offsets_reach_the_result(self) -> None:
+    def test_a_confident_span_is_answered_and_its_offsets_reach_the_result(self) -> None:
         reader = ScriptedReader("20 days", margin=8.0)
         state = run("How many days of annual leave do employees get?", reader)
         assert state["status"] == "completed"
-        assert state["answer"].startswith("20 days — Full-time employees receive 20 days of annual leave")
+        # same language: the sentence picker's quote (`combined_answer`), the span in answer_spans
+        assert state["answer"].startswith("Full-time employees receive 20 days of annual leave")
         assert state["evidence_ids"] == ["hr.md::leave"]
         assert state["decision"]["signals"]["reader_margin"] == 2.0  # 8 / MARGIN_SCALE
         # read once, the user's words, the top evidence only
