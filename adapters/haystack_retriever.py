@@ -7,7 +7,7 @@ from typing import Any
 
 from haystack.utils.filters import document_matches_filter
 
-from haygraph.control.evidence import Evidence
+from haygraph.control.evidence import OTHER_LANGUAGE, Evidence
 from haygraph.control.graph.context import combine_filters
 from haygraph.control.language import is_chinese
 from haygraph.retrieval.config import QueryConfig
@@ -41,6 +41,11 @@ def hit_to_evidence(hit: Hit) -> Evidence:
         char_end=hit.char_end,
         meta={k: hit.meta[k] for k in _META_KEPT if k in hit.meta},
     )
+
+
+def mark_other_language(item: Evidence) -> Evidence:
+    """`item` marked `OTHER_LANGUAGE`: appended after the ranked results, never evidence (`nodes.search`)."""
+    return item.model_copy(update={"meta": {**item.meta, OTHER_LANGUAGE: True}})
 
 
 CROSS_LANGUAGE = 2
@@ -95,7 +100,9 @@ class HaystackRetriever:
                 logger.warning("other-language retrieval failed, ranked results kept: %s", exc)
                 extra = []
             known = {e.id for e in found}
-            found += [hit_to_evidence(h) for h in extra if h.id not in known][: self.cross_language]
+            found += [mark_other_language(hit_to_evidence(h)) for h in extra if h.id not in known][
+                : self.cross_language
+            ]
         return found
 
     def lookup(self, chunk_id: str, *, filters: dict[str, Any] | None = None) -> Evidence | None:

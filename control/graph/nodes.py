@@ -19,14 +19,14 @@ from langgraph.types import Overwrite, interrupt
 from pydantic import ValidationError
 
 from haygraph.control.errors import ConfigError, ContextError
-from haygraph.control.evidence import Evidence, evidence_key, merge_evidence
+from haygraph.control.evidence import OTHER_LANGUAGE, Evidence, evidence_key, merge_evidence
 from haygraph.control.graph.consent import approval, calls_needing_consent, confirmation_request
 from haygraph.control.graph.context import Context
 from haygraph.control.graph.deadlines import call_with_deadline, describe_failure
 from haygraph.control.graph.state import State, Status
 from haygraph.control.graph.turn_prompt import build_turn_prompt, result_key_fields, results_for_state
 from haygraph.control.language import CJK, is_chinese, words_only
-from haygraph.control.planning.answerability import TOP_EVIDENCE
+from haygraph.control.planning.answerability import TOP_EVIDENCE, reads_across
 from haygraph.control.planning.chitchat import chitchat_reply
 from haygraph.control.planning.extractive import extractive_answer, insufficient_message
 from haygraph.control.planning.injection import is_instruction_like, relays_instruction
@@ -185,7 +185,8 @@ def search(
     """Run every query against the retriever; return merged evidence and the error, if all failed.
 
     With `spare`, each query asks for `Context.answer_top_k` (if larger) and only its first `top_k`
-    items, in the retriever's order, are evidence; the rest are appended to `spare`.
+    items, in the retriever's order, are evidence; the rest are appended to `spare`, with the items the
+    retriever marked `OTHER_LANGUAGE` (never evidence: without `spare` they are dropped).
 
     The retriever is warmed up first (`Context.warm_retriever`: model loading, once, outside the
     deadline). All queries share one deadline, `ctx.retrieve_timeout_s`: a query that would wait past it fails
@@ -213,10 +214,11 @@ def search(
                 remaining,
                 name="the retriever",
             )
-            ranked = [Evidence.model_validate(i) for i in items]
+            got = [Evidence.model_validate(i) for i in items]
+            ranked = [e for e in got if not e.meta.get(OTHER_LANGUAGE)]
             found = merge_evidence(found, ranked[:top_k])
-            if spare is not None:
-                spare.extend(ranked[top_k:])
+            if spare is not None:  # appended other-language items are candidates, never evidence
+                spare.extend(ranked[top_k:] + [e for e in got if e.meta.get(OTHER_LANGUAGE)])
         except (Exception, ValidationError) as exc:
             if isinstance(exc, TimeoutError):
                 exc = TimeoutError(f"the retriever did not answer within {ctx.retrieve_timeout_s:g} s")
@@ -257,7 +259,10 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     if model is None:
         return {**update, "answerable": None, "decision": None}
-    decision = model.decide(state.get("query") or question, evidence, asked=question, reading=reading)
+    across = reads_across(question, reading, [*evidence, *candidates])
+    decision = model.decide(
+        state.get("query") or question, evidence, asked=question, reading=reading, across=across
+    )
     return {
         **update,
         "answerable": decision.probability if decision.rule is None else 0.0,
