@@ -109,7 +109,8 @@ class TestCrossLanguage:
         assert [e.id for e in cross[: len(plain)]] == [e.id for e in plain]
         extra = cross[len(plain) :]
         assert 1 <= len(extra) <= 2
-        assert all(e.meta.get("language") == "en" for e in extra)
+        assert all(e.meta.get("language") == "en" and e.meta.get("other_language") is True for e in extra)
+        assert not any(e.meta.get("other_language") for e in plain)
         assert not {e.id for e in extra} & {e.id for e in plain}
 
     def test_filters_hold_for_the_other_language_too(self, kb: KnowledgeBase) -> None:
