@@ -308,6 +308,22 @@ class TestThreadsEvidenceHeaders:
         assert view["text"][start:end] == "per diem for business travel"
         assert view["source"] in TENANT_SOURCES["A"]
 
+    def test_evidence_with_an_answer_span_where_no_quote_is_located(self, client: httpx.Client) -> None:
+        result = ask(client, "A", "What is the per diem for business travel?")
+        chunk = result["evidence_ids"][0]
+        url, headers = f"/v1/evidence/{chunk}", HEADERS["A"]
+        span = {"start": 2, "end": 9}
+        view = client.get(url, headers=headers, params=span).json()
+        assert view["highlight"] == span
+        lost = client.get(url, headers=headers, params={**span, "quote": "nothing like this chunk at all"})
+        assert lost.json()["highlight"] == span
+        quoted = client.get(
+            url, headers=headers, params={**span, "quote": "per diem for business travel"}
+        ).json()
+        assert quoted["text"][quoted["highlight"]["start"] : quoted["highlight"]["end"]] == (
+            "per diem for business travel"
+        )  # the quote first
+
     @pytest.mark.parametrize("path", ["/", "/v1/status", "/v1/nope", "/healthz", "/assets/app.js"])
     def test_security_headers_on_every_response(self, server: str, path: str) -> None:
         response = httpx.get(f"{server}{path}", timeout=30)  # no key: 401 on /v1/ routes
