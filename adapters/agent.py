@@ -9,7 +9,7 @@ from typing import Any
 from haygraph.adapters.evidence_reader import evidence_reader
 from haygraph.adapters.examples.orders_db import OrdersDatabase
 from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
-from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.adapters.haystack_retriever import CROSS_LANGUAGE, HaystackRetriever
 from haygraph.adapters.local_llm import is_local_spec, load_local_chat_model
 from haygraph.adapters.meaning_encoder import default_meaning_encoder
 from haygraph.adapters.tenancy import ScopedRetriever, check_tenant
@@ -64,7 +64,7 @@ def build_agent(
     if is_local_spec(model):
         model = load_local_chat_model(model)
     kb = KnowledgeBase.open(store_dir, config=config)
-    base = HaystackRetriever(kb, query)
+    base = HaystackRetriever(kb, query, cross_language=CROSS_LANGUAGE)
     retriever: Retriever = ScopedRetriever(base, tenant) if tenant is not None else base
     executor = None
     if example_tools:

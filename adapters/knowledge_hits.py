@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from haygraph.control.evidence import Evidence
+from haygraph.control.evidence import OTHER_LANGUAGE, Evidence
 
 
 class KnowledgeHit(BaseModel):
@@ -24,7 +24,11 @@ class KnowledgeHit(BaseModel):
 
 
 def knowledge_hits(found: Iterable[Evidence]) -> list[KnowledgeHit]:
-    """Return `found` as hits, in the same order."""
+    """Return `found` as hits, in the same order: the ranked ones only.
+
+    Items a retriever appended in the other language (`OTHER_LANGUAGE`, for the agent's reader) are left
+    out, so a tool or MCP search returns at most the `top_k` it asked for.
+    """
     return [
         KnowledgeHit(
             id=e.id,
@@ -36,4 +40,5 @@ def knowledge_hits(found: Iterable[Evidence]) -> list[KnowledgeHit]:
             char_end=e.char_end,
         )
         for e in found
+        if not e.meta.get(OTHER_LANGUAGE)
     ]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from haygraph.adapters.haystack_retriever import HaystackRetriever
+from haygraph.adapters.haystack_retriever import CROSS_LANGUAGE, HaystackRetriever
 from haygraph.adapters.service.errors import NotReadyError
 from haygraph.retrieval import KnowledgeBase, RetrievalConfig, SearchResult
 
@@ -137,7 +137,7 @@ class LiveKnowledgeBase:
         start = time.perf_counter()
         kb = KnowledgeBase.open(self.store_dir, config=self.config)
         kb.share_query_models(self._query_models)
-        retriever = HaystackRetriever(kb)
+        retriever = HaystackRetriever(kb, cross_language=CROSS_LANGUAGE)
         retriever.warm_up()
         for top_k in self.warm_top_ks:  # builds each pipeline, the BM25 index and the matrix now
             retriever.retrieve(WARM_QUERY, top_k=top_k)

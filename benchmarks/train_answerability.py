@@ -47,7 +47,7 @@ from sklearn.linear_model import LogisticRegression
 
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.adapters.meaning_encoder import E5MeaningEncoder
-from haygraph.control.evidence import Evidence, merge_evidence
+from haygraph.control.evidence import Evidence, evidence_key, merge_evidence
 from haygraph.control.planning.answerability import (
     FEATURE_NAMES,
     MEANING_WEIGHTS_FILE,
@@ -78,27 +78,41 @@ def protocol_examples(protocol: AgentProtocol, store: Path) -> list[dict[str, An
     """Retrieve for every case of `protocol` in every query mode as the agent does: the rows to learn from.
 
     The agent decides twice when the first evidence is judged not answerable: on the first retrieval
-    (the rewritten query, top 3) and again after the expansion (the original question, top 5, merged
-    in). Each stage is one row: protocol, case id, language, mode, ``stage`` (``first`` /
-    ``expanded``), the rewritten query (what the evaluate step scores), the label (1 = that
-    evidence holds a gold source, 0 = it does not, or the gold was removed / the handbook holds no
-    answer) and the evidence (JSON). Present cases whose gold neither stage retrieved are left out
-    (nothing to learn about the decision).
+    (the rewritten query: its top 3 are evidence, the rest of its 5 and the multilingual store's
+    other-language chunks candidates) and again after the expansion (the original question, top 5,
+    merged in). Each stage is one row: protocol, case id, language, mode, ``stage`` (``first`` /
+    ``expanded``), the rewritten query (what the evaluate step scores), the question, the label (1 =
+    what the agent reads holds a gold source: the evidence, or an other-language candidate its reader
+    reads; 0 = it does not, or the gold was removed / the handbook holds no answer), the evidence and
+    the candidates (JSON). Present cases whose gold neither stage retrieved are left out (nothing to
+    learn about the decision).
     """
+    from haygraph.adapters.haystack_retriever import CROSS_LANGUAGE
+    from haygraph.control.language import is_chinese
+
     build_store(protocol, store)
     kb = KnowledgeBase.open(store)
     rows: list[dict[str, Any]] = []
     for mode in MODES:
-        retriever = HaystackRetriever(kb, kb.config.query.model_copy(update={"mode": mode}))
+        retriever = HaystackRetriever(
+            kb, kb.config.query.model_copy(update={"mode": mode}), cross_language=CROSS_LANGUAGE
+        )
         for case in protocol.cases:
             query = rewrite_query(case.question)[0]
-            first = retriever.retrieve(query, top_k=3)
-            expanded = merge_evidence(first, retriever.retrieve(case.question, top_k=5))
+            items = retriever.retrieve(query, top_k=5)
+            first, spare = items[:3], items[3:]
+            more = retriever.retrieve(case.question, top_k=5)
+            expanded = merge_evidence(first, more[:5])
+            spare_more = merge_evidence(spare, [e for e in more[5:] if e not in expanded])
             gold = set(case.gold_sources)
-            if not case.absent and not {e.source for e in expanded} & gold:
+
+            stages = (("first", first, spare), ("expanded", expanded, spare_more))
+            asked = is_chinese(case.question)
+            read = [read_sources(e, c, asked) for _stage, e, c in stages]
+            if not case.absent and not (read[0] | read[1]) & gold:
                 continue
-            for stage, evidence in (("first", first), ("expanded", expanded)):
-                label = 0 if case.absent else int(bool({e.source for e in evidence} & gold))
+            for (stage, evidence, candidates), sources in zip(stages, read, strict=True):
+                label = 0 if case.absent else int(bool(sources & gold))
                 rows.append(
                     {
                         "protocol": protocol.name,
@@ -110,9 +124,25 @@ def protocol_examples(protocol: AgentProtocol, store: Path) -> list[dict[str, An
                         "question": case.question,
                         "label": label,
                         "evidence": [e.model_dump(mode="json") for e in evidence],
+                        "candidates": [e.model_dump(mode="json") for e in candidates],
                     }
                 )
     return rows
+
+
+def read_sources(evidence: list[Evidence], candidates: list[Evidence], chinese: bool) -> set[str]:
+    """The sources the agent's reader reads: the top 3 evidence items and the best other-language items.
+
+    As `haygraph.control.graph.nodes.read_evidence` picks them (`chinese`: the question is Chinese).
+    """
+    from haygraph.control.graph.nodes import CROSS_READ
+    from haygraph.control.language import is_chinese
+
+    top = sorted(evidence, key=evidence_key, reverse=True)[:3]
+    others = [
+        e for e in merge_evidence(evidence, candidates) if is_chinese(e.text) != chinese and e not in top
+    ]
+    return {e.source for e in [*top, *others[:CROSS_READ]]}
 
 
 def cached_examples(protocol: AgentProtocol, work: Path, seed: int) -> list[dict[str, Any]]:
@@ -164,7 +194,8 @@ def cached_readings(examples: list[dict[str, Any]], reader_path: str, work: Path
         if key in known:
             continue
         evidence = [Evidence.model_validate(e) for e in row["evidence"]]
-        reading = read_evidence(ctx, row.get("question") or row["query"], row["query"], evidence)
+        candidates = [Evidence.model_validate(e) for e in row.get("candidates") or []]
+        reading = read_evidence(ctx, row.get("question") or row["query"], row["query"], evidence, candidates)
         known[key] = reading.model_dump() if reading is not None else None
         if k % 200 == 0:
             print(

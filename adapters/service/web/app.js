@@ -377,8 +377,8 @@ function renderResult(item, result) {
   if (result.status === "needs_confirmation") outcome.append(pendingBox(result));
 }
 
-// The answer as text, each [evidence-id] a link opening that evidence with the reader's answer span
-// (its offsets, from answer_spans) or else the quoted text highlighted.
+// The answer as text, each [evidence-id] a link opening that evidence with the quoted text
+// highlighted (or, where the quote cannot be located, the reader's answer span from answer_spans).
 function renderAnswer(container, text, cited, spans) {
   const spanOf = new Map();
   for (const span of spans || []) if (!spanOf.has(span.evidence_id)) spanOf.set(span.evidence_id, span);

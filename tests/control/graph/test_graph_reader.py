@@ -54,11 +54,12 @@ def run(question: str, reader: ScriptedReader, **settings: Any) -> dict[str, Any
 
 
 class TestReaderTurn:
-    def test_a_confident_span_is_answered_value_first_and_its_offsets_reach_the_result(self) -> None:
+    def test_a_confident_span_is_answered_and_its_offsets_reach_the_result(self) -> None:
         reader = ScriptedReader("20 days", margin=8.0)
         state = run("How many days of annual leave do employees get?", reader)
         assert state["status"] == "completed"
-        assert state["answer"].startswith("20 days — Full-time employees receive 20 days of annual leave")
+        # same language: the sentence picker's quote (`combined_answer`), the span in answer_spans
+        assert state["answer"].startswith("Full-time employees receive 20 days of annual leave")
         assert state["evidence_ids"] == ["hr.md::leave"]
         assert state["decision"]["signals"]["reader_margin"] == 2.0  # 8 / MARGIN_SCALE
         # read once, the user's words, the top evidence only
@@ -88,3 +89,32 @@ class TestReaderTurn:
 
         assert not _adds_words("请问年假有几天？", "年假有几天")
         assert _adds_words("and for managers?", "annual leave for managers")
+
+
+class AppendingRetriever:
+    """One ranked chunk, then one chunk in the other language marked `OTHER_LANGUAGE` (as
+    `HaystackRetriever(cross_language=...)` appends them)."""
+
+    def retrieve(self, query: str, *, top_k: int = 5, filters: Any = None) -> list[Evidence]:
+        return [
+            Evidence(id="zh.md::1", text="年假规定见英文政策。", score=0.9, relevance=0.8, source="zh.md"),
+            Evidence(
+                id="en.md::1",
+                text="Full-time employees receive 20 days of annual leave per year.",
+                score=0.5,
+                relevance=0.5,
+                source="en.md",
+                meta={"other_language": True},
+            ),
+        ]
+
+
+class TestOtherLanguageItems:
+    def test_they_are_read_but_never_the_decisions_evidence(self) -> None:
+        reader = ScriptedReader("20 days", margin=8.0)
+        context = Context(retriever=AppendingRetriever(), reader=reader, answerability=BY_MARGIN)
+        state = GRAPH.invoke({"question": "全职员工每年有多少天年假？"}, context=context)
+        assert "en.md::1" in reader.calls[0][1]  # read
+        assert state["status"] == "completed" and state["evidence_ids"] == ["en.md::1"]
+        assert state["answer"].startswith("20 days — Full-time employees receive 20 days")
+        assert "英文" in state["answer"]  # the source's language, said in the question's

@@ -1,5 +1,7 @@
 from haygraph.control.evidence import Evidence
+from haygraph.control.planning.extractive import ExtractiveAnswer
 from haygraph.control.planning.reader_answer import (
+    combined_answer,
     holding_unit,
     readable_value,
     reader_answer,
@@ -92,3 +94,42 @@ class TestReadableValue:
         assert readable_value("`0.0.0.0`") == "`0.0.0.0`"
         assert readable_value("run `fastapi") == "run fastapi"
         assert readable_value("[the docs](https://x.example/docs)") == "the docs"
+
+
+SENTENCE = "On weekdays the garage opens at 07:00 and closes at 22:00."
+
+
+class TestCombinedAnswer:
+    """The reader's span with the sentence picker's answer (`picked`)."""
+
+    def picked(self, item, units):
+        return ExtractiveAnswer(" ".join(f"{u} [{item.id}]" for u in units), [item.id], list(units))
+
+    def test_in_the_same_language_the_picked_answer_stands(self):
+        item = ev("p", PROSE)
+        picked = self.picked(item, [SENTENCE])
+        got = combined_answer(
+            "When does the garage open?", Reading(spans=[span(item, "07:00")]), [item], picked
+        )
+        assert got is picked
+
+    def test_a_span_elsewhere_leaves_the_picked_answer(self):
+        item = ev("p", PROSE)
+        picked = self.picked(item, ["Parking is free on weekends."])
+        got = combined_answer(
+            "When does the garage open?", Reading(spans=[span(item, "07:00")]), [item], picked
+        )
+        assert got is picked
+
+    def test_no_span_leaves_the_picked_answer_and_no_picked_answer_takes_the_span(self):
+        item = ev("p", PROSE)
+        picked = self.picked(item, [SENTENCE])
+        assert combined_answer("When?", Reading(spans=[]), [item], picked) is picked
+        alone = combined_answer("When does it open?", Reading(spans=[span(item, "07:00")]), [item], None)
+        assert alone is not None and alone.answer.startswith("07:00 — ")
+
+    def test_across_languages_the_span_answers_with_a_note(self):
+        item = ev("p", PROSE)
+        picked = self.picked(item, ["Parking is free on weekends."])
+        got = combined_answer("车库工作日几点开门？", Reading(spans=[span(item, "07:00")]), [item], picked)
+        assert got is not None and got.answer.startswith("07:00 — " + SENTENCE) and "英文" in got.answer
