@@ -25,7 +25,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -102,8 +102,10 @@ def upload_root(settings: StoreConfig) -> Path:
 class PostgresJobBook:
     """Indexing jobs in the database (module docstring); `records` are `IndexJob.record()` dicts."""
 
-    def __init__(self, settings: StoreConfig) -> None:
+    def __init__(self, settings: StoreConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        """Start the heartbeat of this process's jobs; `clock` times the progress throttle (tests)."""
         self.settings = settings
+        self.clock = clock
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._last_progress: dict[str, float] = {}
         self._stop = threading.Event()
@@ -120,7 +122,7 @@ class PostgresJobBook:
         from psycopg.types.json import Jsonb
 
         job_id = record["id"]
-        now = time.monotonic()
+        now = self.clock()
         if progress and now - self._last_progress.get(job_id, float("-inf")) < PROGRESS_EVERY_S:
             return
         self._last_progress[job_id] = now
