@@ -85,11 +85,16 @@ def checked(path: Path) -> Path:
 
 @functools.lru_cache(maxsize=8)
 def session(path: Path, threads: int = 0) -> Any:
-    """An ONNX Runtime session of the graph at `path` (one per process and thread count)."""
+    """An ONNX Runtime session of the graph at `path` (one per process and thread count).
+
+    Its threads do not spin between runs: the reader runs once per question beside the query encoder's
+    own threads, and on 2 cores ONNX Runtime's busy-waiting threads slowed each ask by seconds
+    (`python -m benchmarks.bench_reader`).
+    """
     from haygraph.retrieval.onnx_encoder import open_session
 
     with _LOCK:
-        made, _inputs = open_session(path, threads or None)
+        made, _inputs = open_session(path, threads or None, spinning=False)
     return made
 
 
