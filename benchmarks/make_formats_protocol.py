@@ -1,6 +1,6 @@
 """Write the formats protocol: the same facts as .md, .docx, .xlsx, .pptx, .pdf and .html, and its questions.
 
-    python -m benchmarks.make_formats_protocol [--out eval/cases/formats] [--cjk-font FILE]
+    python -m benchmarks.make_formats_protocol [--set main|holdout] [--out DIR] [--cjk-font FILE]
 
 Two guides — an English facilities guide and a Chinese one (行政服务指南) — are defined once below
 (`GUIDES`: sections of paragraphs and tables) and written in every format, each format the way
@@ -11,6 +11,11 @@ end; an HTML page saved from a site, with a navigation bar, a cookie banner, a f
 styles and comments around the content. ``cases.jsonl`` holds the questions (`CASES`: English and
 Chinese, table cells and text), each with the strings a right answer holds and the other rows' values
 it must not quote; ``tabular`` cases are asked of the spreadsheet too (it holds only the tables).
+
+``--set holdout`` writes a second pair of guides (an IT service guide and 员工福利指南, `HOLDOUT_GUIDES`,
+`HOLDOUT_CASES`) into ``eval/cases/formats-holdout/``: written before the answer rules were changed for
+the main protocol's misses and not looked at while they were, it is measured once at the end
+(``haygraph eval-agent --protocol formats --dataset eval/cases/formats-holdout``).
 
 `haygraph eval-agent --protocol formats` asks every question of every format (one store per format)
 and prints the per-format table; ``tests/eval/test_formats_protocol.py`` checks the files convert to
@@ -28,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "eval" / "cases" / "formats"
+HOLDOUT_OUT = DEFAULT_OUT.with_name("formats-holdout")
 DEFAULT_CJK_FONT = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")
 FIXED_TIME = datetime.datetime(2026, 1, 5, 9, 0, 0)
 """Written into every file's metadata, so the script writes the same files each time."""
@@ -267,6 +273,211 @@ CASES = (
     Case("zh-x5", ZH.name, "健身房在几楼？", ("4 楼",)),
     Case("zh-x6", ZH.name, "月租车位要提前多久申请？", ("5 个工作日",)),
 )
+
+
+# The hold-out set: other guides and questions in the same formats, written before the answer rules
+# were changed for the protocol above and measured once at the end (`--set holdout`).
+HOLDOUT_EN = Guide(
+    name="it-service-guide",
+    lang="en",
+    title="IT service guide: Lisbon office",
+    intro="This guide covers laptops, the service desk, printing, Wi-Fi and software requests at the "
+    "Lisbon office of Northwind Harbor.",
+    running_header="Northwind Harbor - IT service guide",
+    sections=(
+        Section(
+            "Laptops",
+            ("Every employee receives a laptop on the first day. Laptops are replaced every four years.",),
+            table=Table(
+                ("Model", "Memory", "Battery life", "Weight"),
+                (
+                    ("Falcon 14", "16 GB", "11 hours", "1.3 kg"),
+                    ("Heron 16", "32 GB", "8 hours", "1.9 kg"),
+                    ("Kestrel 13", "8 GB", "14 hours", "1.1 kg"),
+                ),
+                sheet="Laptops",
+                title="Standard laptop models",
+            ),
+        ),
+        Section(
+            "Service desk",
+            ("Report faults through the service portal; urgent faults may also be phoned in.",),
+            table=Table(
+                ("Channel", "Opening hours", "First response"),
+                (
+                    ("Portal", "24 hours", "4 hours"),
+                    ("Phone", "08:00-18:00", "15 minutes"),
+                    ("Walk-in desk", "09:00-17:00", "30 minutes"),
+                ),
+                sheet="Service desk",
+            ),
+            after=("The walk-in desk is on floor 6, next to the lifts.",),
+        ),
+        Section(
+            "Printing",
+            (
+                "Printers are on every floor. A colour page costs 0.20 EUR and is charged to the "
+                "team's cost centre.",
+                "Print jobs are deleted if they are not collected within 24 hours.",
+            ),
+        ),
+        Section(
+            "Wi-Fi",
+            ("Guests use the network NWH-Guest; a guest code is valid for 3 days.",),
+            items=(
+                "Staff devices join NWH-Staff with their login.",
+                "Video streaming is blocked on NWH-Guest.",
+            ),
+        ),
+        Section(
+            "Software requests",
+            (
+                "Request software in the service portal. "
+                "Approved requests are installed within two working days.",
+            ),
+            table=Table(
+                ("Software", "Licence cost per year", "Approval by"),
+                (
+                    ("Design Suite", "600 EUR", "Head of department"),
+                    ("Statistics Pro", "350 EUR", "Team lead"),
+                    ("PDF Editor", "90 EUR", "Team lead"),
+                ),
+                sheet="Software",
+                merge_column=2,
+            ),
+        ),
+    ),
+)
+
+HOLDOUT_ZH = Guide(
+    name="员工福利指南",
+    lang="zh",
+    title="员工福利指南（杭州办公室）",
+    intro="本指南介绍杭州办公室的年假、体检、餐补、通勤补贴和员工活动等福利。",
+    running_header="北风港公司 员工福利指南",
+    sections=(
+        Section(
+            "年假",
+            ("年假按自然年计算，当年未休完的年假可顺延至次年 3 月 31 日。",),
+            table=Table(
+                ("工龄", "年假天数", "可预支天数"),
+                (
+                    ("不满 1 年", "5 天", "0 天"),
+                    ("1 至 5 年", "10 天", "2 天"),
+                    ("5 年以上", "15 天", "3 天"),
+                ),
+                sheet="年假",
+                title="年假标准",
+            ),
+        ),
+        Section(
+            "体检",
+            ("公司每年为员工安排一次免费体检，须在 OA 系统中预约。",),
+            table=Table(
+                ("套餐", "费用", "检查项目", "适用人员"),
+                (
+                    ("基础套餐", "600 元", "12 项", "全体员工"),
+                    ("全面套餐", "1200 元", "25 项", "40 岁以上员工"),
+                    ("家属套餐", "800 元", "15 项", "员工家属"),
+                ),
+                sheet="体检",
+            ),
+        ),
+        Section(
+            "餐补",
+            (
+                "每个工作日发放餐补 25 元，直接充入员工卡。",
+                "员工食堂位于 3 楼，午餐供应时间为 11:30 至 13:30。",
+            ),
+        ),
+        Section(
+            "通勤补贴",
+            ("每月通勤补贴为 300 元，随工资发放。",),
+            items=("加班至 21:00 以后可报销打车费。", "报销须在 30 天内提交发票。"),
+        ),
+        Section("员工活动", ("每季度组织一次团队活动，人均预算 200 元。", "年会通常在 1 月中旬举行。")),
+    ),
+)
+
+HOLDOUT_GUIDES = (HOLDOUT_EN, HOLDOUT_ZH)
+
+HOLDOUT_CASES = (
+    Case(
+        "en-t1",
+        HOLDOUT_EN.name,
+        "How much memory does the Heron 16 have?",
+        ("32 GB",),
+        True,
+        ("16 GB", "8 GB"),
+    ),
+    Case(
+        "en-t2",
+        HOLDOUT_EN.name,
+        "What is the battery life of the Kestrel 13?",
+        ("14 hours",),
+        True,
+        ("11 hours", "8 hours"),
+    ),
+    Case(
+        "en-t3",
+        HOLDOUT_EN.name,
+        "How quickly does the phone channel give a first response?",
+        ("15 minutes",),
+        True,
+        ("4 hours", "30 minutes"),
+    ),
+    Case(
+        "en-t4",
+        HOLDOUT_EN.name,
+        "What are the opening hours of the walk-in desk?",
+        ("09:00-17:00",),
+        True,
+        ("08:00-18:00", "24 hours"),
+    ),
+    Case(
+        "en-t5",
+        HOLDOUT_EN.name,
+        "What does a Statistics Pro licence cost per year?",
+        ("350 EUR",),
+        True,
+        ("600 EUR", "90 EUR"),
+    ),
+    Case(
+        "en-t6",
+        HOLDOUT_EN.name,
+        "Who approves a Design Suite request?",
+        ("Head of department",),
+        True,
+        ("350 EUR", "90 EUR"),
+    ),
+    Case("en-x1", HOLDOUT_EN.name, "How often are laptops replaced?", ("four years",)),
+    Case("en-x2", HOLDOUT_EN.name, "How much does a colour page cost?", ("0.20 EUR",)),
+    Case("en-x3", HOLDOUT_EN.name, "How long is a guest Wi-Fi code valid?", ("3 days",)),
+    Case("en-x4", HOLDOUT_EN.name, "On which floor is the walk-in desk?", ("floor 6",)),
+    Case("en-x5", HOLDOUT_EN.name, "When are uncollected print jobs deleted?", ("24 hours",)),
+    Case(
+        "en-x6", HOLDOUT_EN.name, "How long does it take to install approved software?", ("two working days",)
+    ),
+    Case("zh-t1", HOLDOUT_ZH.name, "工龄 1 至 5 年的员工有几天年假？", ("10 天",), True, ("5 天", "15 天")),
+    Case("zh-t2", HOLDOUT_ZH.name, "工龄 5 年以上可以预支几天年假？", ("3 天",), True, ("0 天", "2 天")),
+    Case("zh-t3", HOLDOUT_ZH.name, "全面套餐的费用是多少？", ("1200 元",), True, ("600 元", "800 元")),
+    Case("zh-t4", HOLDOUT_ZH.name, "基础套餐包括多少项检查？", ("12 项",), True, ("25 项", "15 项")),
+    Case(
+        "zh-t5", HOLDOUT_ZH.name, "家属套餐适用于哪些人？", ("员工家属",), True, ("全体员工", "40 岁以上员工")
+    ),
+    Case(
+        "zh-t6", HOLDOUT_ZH.name, "全面套餐适合什么人员？", ("40 岁以上员工",), True, ("全体员工", "员工家属")
+    ),
+    Case("zh-x1", HOLDOUT_ZH.name, "每天的餐补是多少钱？", ("25 元",)),
+    Case("zh-x2", HOLDOUT_ZH.name, "员工食堂在几楼？", ("3 楼",)),
+    Case("zh-x3", HOLDOUT_ZH.name, "每月通勤补贴多少？", ("300 元",)),
+    Case("zh-x4", HOLDOUT_ZH.name, "未休完的年假可以顺延到什么时候？", ("3 月 31 日",)),
+    Case("zh-x5", HOLDOUT_ZH.name, "团队活动的人均预算是多少？", ("200 元",)),
+    Case("zh-x6", HOLDOUT_ZH.name, "报销打车费须在多少天内提交发票？", ("30 天",)),
+)
+
+SETS = {"main": (GUIDES, CASES), "holdout": (HOLDOUT_GUIDES, HOLDOUT_CASES)}
+"""`--set`: the protocol (``eval/cases/formats/``) or its hold-out (``eval/cases/formats-holdout/``)."""
 
 FORMATS = ("md", "docx", "xlsx", "pptx", "pdf", "html")
 
@@ -525,7 +736,7 @@ office.</p><p><a href="/privacy">Privacy statement</a> <a href="/contact">Contac
     path.write_text(page, encoding="utf-8")
 
 
-def write_cases(path: Path) -> None:
+def write_cases(path: Path, cases: tuple[Case, ...] = CASES) -> None:
     """``cases.jsonl``: one line per question (the fields `haygraph.eval.formats_protocol` reads)."""
     lines = [
         json.dumps(
@@ -540,22 +751,25 @@ def write_cases(path: Path) -> None:
             },
             ensure_ascii=False,
         )
-        for case in CASES
+        for case in cases
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def write_all(out: Path, cjk_font: Path | None, formats: tuple[str, ...] = FORMATS) -> None:
-    """Write `formats` of every guide into ``out/<format>/`` and the questions into ``out/cases.jsonl``."""
+def write_all(
+    out: Path, cjk_font: Path | None, formats: tuple[str, ...] = FORMATS, which: str = "main"
+) -> None:
+    """Write `formats` of set `which`'s guides into ``out/<format>/``, its questions into ``cases.jsonl``."""
+    guides, cases = SETS[which]
     for fmt in formats:
         folder = out / fmt
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
         if fmt == "xlsx":
-            write_xlsx(GUIDES, folder / "tables.xlsx")
+            write_xlsx(guides, folder / "tables.xlsx")
             continue
-        for guide in GUIDES:
+        for guide in guides:
             target = folder / f"{guide.name}.{fmt}"
             if fmt == "md":
                 write_markdown(guide, target)
@@ -572,14 +786,23 @@ def write_all(out: Path, cjk_font: Path | None, formats: tuple[str, ...] = FORMA
                         "(apt-get install fonts-wqy-microhei, or give --cjk-font FILE)"
                     )
                 write_pdf(guide, target, cjk_font)
-    write_cases(out / "cases.jsonl")
+    write_cases(out / "cases.jsonl", cases)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Write the protocol's files (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, help=f"folder to write (default: {DEFAULT_OUT})"
+        "--set",
+        choices=sorted(SETS),
+        default="main",
+        help="the protocol (main) or its hold-out set, measured once at the end of a change (holdout)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"folder to write (default: {DEFAULT_OUT}, or {HOLDOUT_OUT} for --set holdout)",
     )
     parser.add_argument(
         "--cjk-font", type=Path, default=DEFAULT_CJK_FONT, help="TrueType font with Chinese glyphs"
@@ -590,8 +813,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
         parser.error(f"unknown format(s) {unknown}; valid: {', '.join(FORMATS)}")
-    write_all(args.out, args.cjk_font, formats)
-    print(f"wrote {', '.join(formats)} and cases.jsonl ({len(CASES)} questions) into {args.out}")
+    out = args.out or (HOLDOUT_OUT if args.set == "holdout" else DEFAULT_OUT)
+    write_all(out, args.cjk_font, formats, args.set)
+    print(f"wrote {', '.join(formats)} and cases.jsonl ({len(SETS[args.set][1])} questions) into {out}")
     return 0
 
 

@@ -383,12 +383,14 @@ MEASURE_GROUPS: tuple[tuple[str, ...], ...] = (
 use for the same thing (名/位/人, 家/间/所, 米/公里)."""
 _MEASURE_WORDS = sorted({m for g in MEASURE_GROUPS for m in g if not m.isascii()}, key=len, reverse=True)
 _ASKED_MEASURE = re.compile(
-    rf"([{CJK_RANGES}]{{2}})?(?:是|为|有|达|共)?(?<![哪那这])(?:几|多少)\s*(?:个)?("
+    rf"([{CJK_RANGES}]{{2}})?(?:是|为|有|达|共)?(?<![哪那这])(?:几|多少)\s*(?:个)?(?<!个)("
     + "|".join([*_MEASURE_WORDS, "个"])
-    + rf")([{CJK_RANGES}]{{2}})?"
+    + rf")([{CJK_RANGES}]{{1,2}})?"
 )
-"""A count in a measure word: (the two characters before it, the measure word, the two after it). 个
-counts whatever follows it: 几个会议室 counts 会议室 (几个 alone counts nothing in particular)."""
+"""A count in a measure word: (the two characters before it, the measure word, the one or two after it).
+个 counts whatever follows it: 几个会议室 counts 会议室 (几个 alone counts nothing in particular). A
+measure word never follows 个, so after it 座 is the first character of the noun (多少个座位 counts
+座位, which a table's 座位数 column states), not a measure word of its own."""
 
 
 def asked_measure(question: str) -> str | None:
@@ -642,7 +644,8 @@ def extractive_answer(
     unit first); the best is kept, and after it those scoring at least half of the best whose own
     score (without what they inherit) is at least `OWN_SHARE` of the best's own score, and that
     overlap no unit already quoted, written in the question's language (a bilingual set states the same
-    rule on both pages: the other page's copy is not quoted after the first unit). If no unit shares a
+    rule on both pages: the other page's copy is not quoted after the first unit), and, when the
+    question names the best unit's table row by its key, not a row it does not name. If no unit shares a
     term with the query (a question in the other
     language, a paraphrase), the unit closest in meaning to it is quoted when an `encoder` is given
     (`haygraph.control.planning.meaning`; times `TYPE_BONUS` when it holds the asked-for type), else
@@ -666,7 +669,7 @@ def extractive_answer(
     ]
     contexts = [" ".join([*item.heading_path, item.text]) for item in evidence[:max_evidence]]
     idf = candidate_idf(query_terms, [unit.text for units in chunks[:WEIGHING_EVIDENCE] for unit in units])
-    scored: list[tuple[float, int, tuple[int, ...], float, str, str]] = []
+    scored: list[tuple[float, int, tuple[int, ...], float, str, str, str]] = []
     for rank, positions, sentence, ev_id in candidates:
         bonus = (
             TYPE_BONUS
@@ -678,7 +681,7 @@ def extractive_answer(
             sentence_score(query_terms, sentence, idf) + ROW_KEY_SHARE * sentence_score(query_terms, key, idf)
         ) * bonus
         inherited = CONTEXT_SHARE * context_score(query_terms, contexts[rank], sentence, idf) * bonus
-        scored.append((own + inherited, rank, positions, own, sentence, ev_id))
+        scored.append((own + inherited, rank, positions, own, sentence, ev_id, key))
     if not scored:
         return None
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
@@ -691,7 +694,8 @@ def extractive_answer(
     else:
         seen: set[str] = set()
         covered: set[tuple[int, int]] = set()
-        for score, rank, positions, own, sentence, ev_id in scored:
+        row_named = _names_key(query, scored[0][6])
+        for score, rank, positions, own, sentence, ev_id, key in scored:
             if len(chosen) >= max_sentences or score < best / 2:
                 break
             spots = {(rank, pos) for pos in positions}
@@ -701,6 +705,8 @@ def extractive_answer(
                 continue
             if chosen and asked_in_chinese and _names_a_sibling(query, sentence):
                 continue
+            if chosen and row_named and key and not _names_key(query, key):
+                continue  # the question names the best row: another row it does not name is a sibling
             if sentence not in seen and not spots & covered and (not chosen or own >= OWN_SHARE * best_own):
                 seen.add(sentence)
                 covered |= spots
@@ -708,6 +714,16 @@ def extractive_answer(
     answer = " ".join(f"{sentence} [{ev_id}]" for sentence, ev_id in _without_repeated_leads(chosen))
     ids = list(dict.fromkeys(ev_id for _sentence, ev_id in chosen))
     return ExtractiveAnswer(answer=answer, evidence_ids=ids, units=[sentence for sentence, _id in chosen])
+
+
+def _names_key(query: str, key: str) -> bool:
+    """Whether the question names a table row's key (its first cell) whole: "高铁站的末班车" names 高铁站.
+
+    Compared without case and spaces. A row whose key only shares characters with it (东门地铁站) is
+    another row of the table: after the row the question names, it is not quoted.
+    """
+    wanted = "".join(key.split()).lower()
+    return bool(wanted) and wanted in "".join(query.split()).lower()
 
 
 def _names_a_sibling(query: str, sentence: str) -> bool:

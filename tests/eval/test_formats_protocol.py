@@ -130,3 +130,18 @@ def test_formats_table_counts_per_language() -> None:
     assert formats_table({"docx": report})[2] == (
         "| docx | 4 | 1.000 (2/2) | 0.500 (1/2) | 0.750 (3/4) | 1.000 (4/4) |"
     )
+
+
+def test_holdout_set_is_what_the_script_writes(tmp_path: Path) -> None:
+    """The hold-out guides (``--set holdout``) are committed as the generator writes them."""
+    from benchmarks.make_formats_protocol import DEFAULT_CJK_FONT, HOLDOUT_CASES, HOLDOUT_OUT, write_all
+
+    formats = tuple(f for f in FORMATS if f != "pdf" or DEFAULT_CJK_FONT.is_file())
+    pytest.importorskip("fpdf") if "pdf" in formats else None
+    write_all(tmp_path, DEFAULT_CJK_FONT, formats, "holdout")
+    committed = (HOLDOUT_OUT / "cases.jsonl").read_text(encoding="utf-8")
+    assert (tmp_path / "cases.jsonl").read_text(encoding="utf-8") == committed
+    assert len(committed.splitlines()) == len(HOLDOUT_CASES) >= 20
+    assert not {json.loads(line)["question"] for line in committed.splitlines()} & {c["question"] for c in CASES}
+    for fmt in formats:
+        assert _texts(tmp_path / fmt) == _texts(HOLDOUT_OUT / fmt), fmt

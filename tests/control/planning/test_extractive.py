@@ -227,6 +227,18 @@ class TestStructuredUnits:
         assert result is not None
         assert result.units[0].startswith("Holiday National Day Golden Week → First day off: 2026-10-01")
 
+    def test_after_the_row_the_question_names_no_row_it_does_not_name_is_quoted(self) -> None:
+        shuttle = (
+            "| 站点 | 首班车 | 末班车 |\n|---|---|---|\n"
+            "| 东门地铁站 | 07:10 | 21:40 |\n| 科技园站 | 07:30 | 20:50 |\n| 高铁站 | 06:50 | 22:30 |\n"
+        )
+        result = extractive_answer("高铁站的末班车是几点？", [ev("g::bus", shuttle)])
+        assert result is not None
+        assert result.units == ["站点 高铁站 → 首班车: 06:50, 末班车: 22:30"]  # not 东门地铁站 (铁站 shared)
+        both = extractive_answer("高铁站和东门地铁站的末班车分别是几点？", [ev("g::bus", shuttle)])
+        assert both is not None
+        assert sorted(u.split(" → ")[0] for u in both.units) == ["站点 东门地铁站", "站点 高铁站"]
+
     def test_units_of_the_fourth_and_fifth_evidence_are_read(self) -> None:
         evidence = [ev(f"c::{i}", "Nothing relevant here.") for i in range(4)] + [ev("c::9", "Refund rules.")]
         result = extractive_answer("refund", evidence)
@@ -550,6 +562,11 @@ class TestAskedTypesAdded:
         assert asked_measure("雇员有哪几种？") is None  # which kinds, not how many
         assert asked_measure("婚假有几天？") is None  # a duration: ASKED_TYPES
         assert asked_measure("他一共有几个？") is None  # 个 alone counts anything
+        # no measure word follows 个: 多少个座位 counts 座位 (a 座位数 column states it), not 座
+        assert asked_measure("青松厅有多少个座位？") == "座位"
+        assert holds_measure("青松厅有多少个座位？", "会议室 青松厅 → 座位数: 8, 楼层: 3")
+        assert not holds_measure("青松厅有多少个座位？", "会议室 青松厅 → 楼层: 3")
+        assert asked_measure("公司有多少个人？") == "人"
         assert not holds_measure("Teleport 最多可以嵌套几层？", "在 Vue 3.5 及更高版本中，可以推迟解析。")
         assert holds_measure("大楼有几层？", "大楼共十二层。")
         assert holds_type("number", "个人快递请寄到大厦一楼的快递柜。")  # 一楼: the first floor
