@@ -52,7 +52,7 @@ from haygraph.control.planning.answerability import (
     quoted_units,
 )
 from haygraph.control.planning.extractive import asked_type, holds_type
-from haygraph.control.planning.meaning import contrasted_words, missing_names
+from haygraph.control.planning.meaning import MEANING_SIGNALS, contrasted_words, missing_names
 from haygraph.control.planning.reader_answer import holding_unit, usable_span
 from haygraph.control.reading import Reading
 
@@ -68,8 +68,11 @@ GROUPS = {
         "unit_coverage",
         "type_missing",
     ),
-    "meaning": ("meaning_unit", "meaning_heading", "missing_words"),
+    "meaning": MEANING_SIGNALS,
 }
+"""The decision's signals (`answerability.SIGNALS`) by group; every signal is in exactly one."""
+if sorted(s for group in GROUPS.values() for s in group) != sorted(SIGNALS):
+    raise RuntimeError("GROUPS must hold every signal of answerability.SIGNALS exactly once")
 RULES = ("identifier", "name", "sibling", "type")
 
 
@@ -123,16 +126,7 @@ def evaluate_variant(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Collect (cached), compute the rule verdicts, evaluate every variant, print and write the table."""
-    from haygraph.eval.agent_cases import (
-        cmrc_protocol,
-        docs_protocol,
-        handbook_cross_protocol,
-        handbook_paraphrase_protocol,
-        handbook_protocol,
-        scifact_protocol,
-    )
-    from haygraph.eval.index_prep import datasets_root, resolve_dataset
-    from haygraph.retrieval import sample_handbook_path
+    from benchmarks.train_answerability import tune_protocols
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reader", default="bundled", help="reader weights ('bundled' or a train_reader folder)")
@@ -144,17 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="write the table as JSON")
     args = ap.parse_args(argv)
     work = Path(args.work)
-    handbook = sample_handbook_path()
-    protocols = [
-        (cmrc_protocol(resolve_dataset("cmrc2018"), "tune", 300, args.seed), 1.0),
-        (scifact_protocol(resolve_dataset("scifact"), "train", 200, seed=args.seed), 1.0),
-        (handbook_protocol(handbook, "tune"), args.handbook_weight),
-        (handbook_cross_protocol(handbook), args.handbook_weight),
-        (handbook_paraphrase_protocol(handbook, "tune"), args.handbook_weight),
-    ]
-    docs = datasets_root() / "vue-docs"
-    if (docs / "pages").is_dir():
-        protocols.append((docs_protocol(docs, "tune"), args.handbook_weight))
+    protocols = tune_protocols(300, 200, args.handbook_weight, args.seed)
     examples: list[dict[str, Any]] = []
     weights: list[float] = []
     for protocol, weight in protocols:
@@ -206,7 +190,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name:44s} thr {res['threshold']:.2f} macro {res['macro_balanced']:.3f} | {cells}")
     if args.out:
         args.out.write_text(json.dumps(table, indent=1), encoding="utf-8")
-    _ = SIGNALS
     return 0
 
 

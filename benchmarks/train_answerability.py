@@ -397,6 +397,31 @@ def best_threshold(
     return round(best if best_score >= 0 else most, 2)
 
 
+def tune_protocols(
+    cmrc_n: int, scifact_n: int, handbook_weight: float, seed: int, docs: Path | None = None
+) -> list[tuple[Any, float]]:
+    """The tune/train parts the decision is fitted (and ablated, `benchmarks.ablate_decision`) on.
+
+    (protocol, weight per row): CMRC 2018 tune (`cmrc_n`), SciFact train (`scifact_n`), the handbook's
+    tune part, its cross-language and paraphrase cases, and the documentation set's tune part when
+    `docs` (default: the datasets' ``vue-docs``) is there, the handbook-like ones at `handbook_weight`.
+    """
+    handbook = sample_handbook_path()
+    protocols: list[tuple[Any, float]] = [
+        (cmrc_protocol(resolve_dataset("cmrc2018"), "tune", cmrc_n, seed), 1.0),
+        (scifact_protocol(resolve_dataset("scifact"), "train", scifact_n, seed=seed), 1.0),
+        (handbook_protocol(handbook, "tune"), handbook_weight),
+        (handbook_cross_protocol(handbook), handbook_weight),
+        (handbook_paraphrase_protocol(handbook, "tune"), handbook_weight),
+    ]
+    docs = docs or datasets_root() / "vue-docs"
+    if (docs / "pages").is_dir():
+        protocols.append((docs_protocol(docs, "tune"), handbook_weight))
+    else:
+        print(f"no documentation dataset at {docs}: its tune cases are left out", file=sys.stderr)
+    return protocols
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build the tune stores, collect the rows, fit, and write the weights."""
     parser = argparse.ArgumentParser(description="Train the answerability decision on the tune parts.")
@@ -441,18 +466,9 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or str(shipped)
     work = Path(args.work)
     started = time.perf_counter()
-    protocols = [
-        (cmrc_protocol(resolve_dataset("cmrc2018"), "tune", args.cmrc_n, args.seed), 1.0),
-        (scifact_protocol(resolve_dataset("scifact"), "train", args.scifact_n, seed=args.seed), 1.0),
-        (handbook_protocol(sample_handbook_path(), "tune"), args.handbook_weight),
-        (handbook_cross_protocol(sample_handbook_path()), args.handbook_weight),
-        (handbook_paraphrase_protocol(sample_handbook_path(), "tune"), args.handbook_weight),
-    ]
-    docs = Path(args.docs) if args.docs else datasets_root() / "vue-docs"
-    if (docs / "pages").is_dir():
-        protocols.append((docs_protocol(docs, "tune"), args.handbook_weight))
-    else:
-        print(f"no documentation dataset at {docs}: its tune cases are left out", file=sys.stderr)
+    protocols = tune_protocols(
+        args.cmrc_n, args.scifact_n, args.handbook_weight, args.seed, Path(args.docs) if args.docs else None
+    )
     work.mkdir(parents=True, exist_ok=True)
     examples: list[dict[str, Any]] = []
     weights: list[float] = []

@@ -149,7 +149,8 @@ class MultiFormatConverter:
     exhaust memory (`NotRegularFileError`, `FileTooLargeError`, both `UnreadableFileError`).
 
     A file found in a directory that cannot be read (corrupt, password-protected, too large, not a
-    regular file: `UnreadableFileError`) is always skipped and listed, so the rest of the directory is
+    regular file: `UnreadableFileError`) or holds no text (pictures only, a scanned PDF without a text
+    layer: `EmptyDocumentError`) is always skipped and listed, so the rest of the directory is
     indexed. Otherwise, with
     ``strict=True`` the first bad input raises (`UnsupportedFileError`, `UnreadableFileError`,
     `EmptyDocumentError`, `SourceConflictError`, or `EmptyCorpusError` for a directory without supported
@@ -240,8 +241,9 @@ class MultiFormatConverter:
                         continue
                     converted[path] = (*self._convert(path, data), source_id)
                     digests[path] = digest
-                except UnreadableFileError as exc:
-                    # a corrupt or locked file found in a folder is reported; the folder's rest is indexed
+                except (UnreadableFileError, EmptyDocumentError) as exc:
+                    # a corrupt, locked or textless file (a picture-only slide deck, a scanned PDF) found
+                    # in a folder is reported; the folder's rest is indexed
                     self._skip_or_raise(exc, skipped, force=walked)
                     continue
                 except InputError as exc:
@@ -302,7 +304,12 @@ class MultiFormatConverter:
         if starts is None:
             text = _newlines(text)
         if not text.strip():
-            raise EmptyDocumentError(f"{path}: file has no text content")
+            hint = {
+                ".pdf": " (a scanned PDF has no text layer: run OCR on it first)",
+                ".pptx": " (slides of pictures or charts only; speaker notes are not read)",
+                ".docx": " (pictures only?)",
+            }.get(suffix, "")
+            raise EmptyDocumentError(f"{path}: file has no text content{hint}")
         return text, starts
 
 

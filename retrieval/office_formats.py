@@ -17,7 +17,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from haygraph.retrieval.errors import UnreadableFileError, UnsupportedFileError
+from haygraph.retrieval.errors import EmptyDocumentError, UnreadableFileError, UnsupportedFileError
 
 OFFICE_EXTENSIONS = frozenset({".docx", ".pptx", ".xlsx", ".csv"})
 """Extensions handled by `read_office`."""
@@ -59,11 +59,50 @@ def _check_container(path: Path) -> None:
             f"{path}: the file is password-protected (encrypted) or in the old binary Office format; "
             f"remove the password or save it as {path.suffix.lower()} and index it again"
         )
+    if not head:
+        raise EmptyDocumentError(f"{path}: the file is empty (0 bytes)")
     if not zipfile.is_zipfile(path):
         raise UnreadableFileError(
             f"{path}: the file is corrupt (not a valid {path.suffix.lower()} package); re-save it"
         )
     check_unpacked_size(path)
+    _check_package_kind(path)
+
+
+_MAIN_PARTS = {".docx": "word/document.xml", ".xlsx": "xl/workbook.xml", ".pptx": "ppt/presentation.xml"}
+"""Where Word, Excel and PowerPoint (and the libraries that write their formats) put a package's main part."""
+
+
+def _check_package_kind(path: Path) -> None:
+    """Raise `UnreadableFileError` for a package of another kind than its extension, or in Strict Open XML.
+
+    A workbook renamed ``.docx`` says so (not "corrupt"); a Strict Open XML file (Office's "Strict Open
+    XML" save option), which python-docx, python-pptx and openpyxl do not read (openpyxl finds no sheet
+    in it), is named as such, with the fix.
+    """
+    suffix = path.suffix.lower()
+    main = _MAIN_PARTS.get(suffix)
+    if main is None:
+        return
+    try:
+        with zipfile.ZipFile(path) as package:
+            names = set(package.namelist())
+            if main not in names:
+                other = next((ext for ext, part in _MAIN_PARTS.items() if part in names), None)
+                if other is not None:
+                    raise UnreadableFileError(
+                        f"{path}: the file is a {other} package named {suffix}; rename it to {other}"
+                    )
+                return  # an unusual layout: the parser decides
+            with package.open(main) as part:
+                head = part.read(4096)
+    except (OSError, zipfile.BadZipFile, RuntimeError) as exc:  # RuntimeError: an encrypted zip entry
+        raise UnreadableFileError(f"{path}: the file is corrupt ({exc}); re-save it") from exc
+    if b"purl.oclc.org/ooxml/" in head:
+        raise UnreadableFileError(
+            f"{path}: the file is in Strict Open XML format, which cannot be read; save it as a standard "
+            f"{suffix} (Office: Save As, the plain '{suffix}' type, not 'Strict Open XML') and index it again"
+        )
 
 
 def check_unpacked_size(path: Path, limit: int = MAX_UNPACKED_BYTES) -> None:

@@ -33,7 +33,7 @@ from haygraph.control.planning.injection import is_instruction_like, relays_inst
 from haygraph.control.planning.input_check import check_question
 from haygraph.control.planning.model_calls import model_generate, model_rewrite
 from haygraph.control.planning.readable import without_hidden_controls
-from haygraph.control.planning.reader_answer import combined_answer
+from haygraph.control.planning.reader_answer import answers_across, combined_answer, reader_answer
 from haygraph.control.planning.relevance import best_relevance, usable_evidence
 from haygraph.control.planning.rewrite import rewrite_query
 from haygraph.control.planning.tool_choice import TurnPlan, plan_turn
@@ -470,10 +470,13 @@ def answer_from_evidence(
                 return None, [], "rejected"
             return grounded.answer.strip(), cited, "completed"
     encoder = ctx.answerability.encoder if ctx.answerability is not None else None
-    extracted = extractive_answer(state.get("query") or question, kept, encoder=encoder)
-    reading = state.get("reading")
-    if reading:
-        extracted = combined_answer(question, Reading.model_validate(reading), kept, extracted)
+    reading = Reading.model_validate(state["reading"]) if state.get("reading") else None
+    if reading is not None and answers_across(question, reading, kept):  # the picker is not needed
+        extracted = reader_answer(question, reading, kept)
+    else:
+        extracted = extractive_answer(state.get("query") or question, kept, encoder=encoder)
+        if reading is not None:
+            extracted = combined_answer(question, reading, kept, extracted)
     if extracted is None:
         return insufficient_message(question), [], "insufficient_evidence"
     return extracted.answer, extracted.evidence_ids, ("degraded" if model is not None else "completed")

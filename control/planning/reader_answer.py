@@ -114,7 +114,16 @@ def combined_answer(
       can point at a wrong value ("5 days" over a 12/15/20-day table) that would lead the answer. Its
       span still reaches the result (`answer_spans`) and the highlight.
     """
-    found = usable_span(reading, evidence)
-    if found is not None and (picked is None or source_note(question, found[1].text)):
-        return reader_answer(question, reading, evidence)
+    if picked is None or answers_across(question, reading, evidence):
+        return reader_answer(question, reading, evidence) if usable_span(reading, evidence) else picked
     return picked
+
+
+def answers_across(question: str, reading: Reading, evidence: Sequence[Evidence]) -> bool:
+    """Whether `combined_answer` answers with the reader's span whatever the picker finds.
+
+    That is when the best usable span stands in a chunk of the other language than the question; the
+    caller can then skip the sentence picker.
+    """
+    found = usable_span(reading, evidence)
+    return found is not None and bool(source_note(question, found[1].text))

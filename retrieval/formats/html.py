@@ -6,7 +6,8 @@ Two steps (`html_to_markdown`):
    blocks, ``-`` / ``1.`` list items, tables as Markdown tables (`markdown_table`; ``colspan`` and
    ``rowspan`` cells repeat their text), ``<pre>`` as fenced code. What is never content gives no
    words: ``<script>``, ``<style>``, ``<template>``, ``<noscript>``, ``<iframe>``, ``<svg>``,
-   ``<object>``, the ``<head>``, comments, form controls and ``<dialog>``; and the page furniture that
+   ``<object>``, the ``<head>``, comments, form controls, ``<dialog>`` and a heading's permalink
+   anchor (``<a class="headerlink">¶</a>``, Sphinx and MkDocs); and the page furniture that
    HTML marks as such — ``<nav>``, ARIA landmarks ``role="navigation|banner|contentinfo|search|..."``,
    and a ``<header>``, ``<footer>`` or ``<aside>`` that is not inside ``<main>``/``<article>``.
 2. **Main content** (`main_content_filter`): trafilatura, through Haystack's `HTMLToDocument`, reads
@@ -18,8 +19,9 @@ Two steps (`html_to_markdown`):
    ``favor_recall``, every list), which loses the heading paths chunks are cited by; measured on 96
    saved pages of a documentation site (``benchmarks/bench_html_cleaning.py``, figures in
    ``docs/formats.md``), the combination keeps the content of both and the boilerplate of neither.
-   When trafilatura finds no main text (a short fragment, a page that is all table), every block of
-   step 1 is kept.
+   When trafilatura finds no main text (a short fragment, a page that is all table), or on a page that
+   marks no main content keeps less than `MIN_MAIN_SHARE` of its words (a listing of links), every
+   block of step 1 is kept.
 """
 
 from __future__ import annotations
@@ -110,6 +112,8 @@ class _HTMLToMarkdown(HTMLParser):
     def _furniture(self, tag: str, attrs: dict[str, str | None]) -> bool:
         if tag in _SKIP_TAGS:
             return True
+        if tag == "a" and "headerlink" in (attrs.get("class") or "").split():
+            return True  # Sphinx's and MkDocs' permalink anchor after a heading: its text is "¶" or "#"
         role = (attrs.get("role") or "").strip().lower()
         if role in _FURNITURE_ROLES:
             return True
@@ -387,8 +391,21 @@ def html_to_markdown(html: str, *, main_content: bool = True) -> str:
         main = _main_text(html)
         if main is not None:
             filtered = main_content_filter(blocks, main, in_main)
-            if filtered:
-                blocks = filtered
+            little = not any(in_main) and _word_count(filtered) < MIN_MAIN_SHARE * _word_count(blocks)
+            if not filtered or little:
+                logger.debug("trafilatura's main text matched little or nothing; keeping every block")
             else:
-                logger.debug("trafilatura's main text matched no block; keeping every block")
+                blocks = filtered
     return "\n\n".join(blocks)
+
+
+MIN_MAIN_SHARE = 0.2
+"""On a page that marks no main content, the share of its words trafilatura must keep for its choice to
+stand; below it (an index or gallery of links, which trafilatura reads as boilerplate: the Kaitai
+format gallery kept 11% — its 27 section headings lost), every block of step 1 is kept, as when it keeps
+none. Of the 14 pages without ``<main>`` at hand (the Cozy and PDAL sites, other saved pages, the
+handbook's office guide), only that gallery falls below it; the next kept 67%."""
+
+
+def _word_count(blocks: list[str]) -> int:
+    return len(_words("\n".join(blocks)).split())

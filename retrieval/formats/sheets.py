@@ -14,9 +14,9 @@ positions empty, and give a CSV file back as raw CSV text. Here:
   time, percentages as ``15%``, formulas as their last computed value.
 
 A sheet too long or too wide for one chunk is split by the splitter between rows, each part with the
-header (`haygraph.retrieval.splitter`). Workbooks above `MERGED_CELLS_MAX_BYTES` are read in
-openpyxl's streaming mode, which knows no merged cells (its full mode holds every cell as an object:
-about 50 times the file's size in memory).
+header (`haygraph.retrieval.splitter`). Values are always read in openpyxl's streaming mode (only
+the cells a file stores); merged cells need its full mode, which holds every cell as an object (about
+50 times the file's size in memory), so workbooks above `MERGED_CELLS_MAX_BYTES` are read without.
 """
 
 from __future__ import annotations
@@ -67,25 +67,64 @@ def sheet_markdown(name: str, rows: list[list[str]]) -> str:
 
 
 def xlsx_pages(path: Path) -> list[str]:
-    """One page per worksheet (chart sheets have no cells and are left out)."""
+    """One page per worksheet (chart sheets have no cells and are left out).
+
+    Values are read in openpyxl's streaming mode with the sheet's declared size ignored
+    (``reset_dimensions``): only the rows and cells the file stores are visited, so a sheet that
+    declares the whole grid (``A1:XFD1048576``) around a few filled rows costs those rows, not 10^10
+    empty cells. Merged cells come from a full load of workbooks up to `MERGED_CELLS_MAX_BYTES`; where
+    openpyxl cannot load one in full (it fails on some pivot-table parts), the values are kept without.
+    """
     import openpyxl
 
-    streamed = path.stat().st_size > MERGED_CELLS_MAX_BYTES
-    book = openpyxl.load_workbook(str(path), data_only=True, read_only=streamed)
+    merged = _merged_ranges(path) if path.stat().st_size <= MERGED_CELLS_MAX_BYTES else {}
+    book = openpyxl.load_workbook(str(path), data_only=True, read_only=True)
     try:
-        return [sheet_markdown(sheet.title, _sheet_rows(sheet, streamed)) for sheet in book.worksheets]
+        pages = []
+        for sheet in book.worksheets:
+            sheet.reset_dimensions()
+            rows = _stored_rows(sheet)
+            _repeat_merged(rows, merged.get(sheet.title, []))
+            pages.append(sheet_markdown(sheet.title, rows))
+        return pages
     finally:
         book.close()
 
 
-def _sheet_rows(sheet: Any, streamed: bool) -> list[list[str]]:
-    rows = [
-        [cell_value(cell.value, getattr(cell, "number_format", "General") or "General") for cell in row]
-        for row in sheet.iter_rows()
-    ]
-    if streamed:
-        return rows
-    for merged in sheet.merged_cells.ranges:
+def _stored_rows(sheet: Any) -> list[list[str]]:
+    """The sheet's rows as text, each without trailing empty cells, up to the last row holding a value."""
+    rows: list[list[str]] = []
+    last = 0
+    for row in sheet.iter_rows():
+        values = [
+            cell_value(cell.value, getattr(cell, "number_format", "General") or "General") for cell in row
+        ]
+        while values and not values[-1]:
+            values.pop()
+        rows.append(values)
+        if values:
+            last = len(rows)
+    del rows[last:]
+    return rows
+
+
+def _merged_ranges(path: Path) -> dict[str, list[Any]]:
+    """Each worksheet's merged cell ranges (a full load); {} where openpyxl cannot load the file in full."""
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(str(path), data_only=True)
+    except Exception:  # openpyxl's own failure on a part it models in full only (pivot tables)
+        return {}
+    try:
+        return {sheet.title: list(sheet.merged_cells.ranges) for sheet in book.worksheets}
+    finally:
+        book.close()
+
+
+def _repeat_merged(rows: list[list[str]], ranges: list[Any]) -> None:
+    """Write each merged range's value into every cell it covers (within the rows read)."""
+    for merged in ranges:
         top, left = merged.min_row - 1, merged.min_col - 1
         if top >= len(rows) or left >= len(rows[top]):
             continue
@@ -95,7 +134,6 @@ def _sheet_rows(sheet: Any, streamed: bool) -> list[list[str]]:
             row.extend([""] * (merged.max_col - len(row)))
             for c in range(left, merged.max_col):
                 row[c] = value
-    return rows
 
 
 def csv_to_markdown(data: bytes, encoding: str = "utf-8") -> str:

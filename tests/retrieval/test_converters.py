@@ -311,6 +311,20 @@ class TestMultiFormatConverter:
             with pytest.raises(EmptyDocumentError, match=name.replace(".", r"\.")):
                 MultiFormatConverter().run(sources=[tmp_path / name])
 
+    def test_a_file_without_text_in_a_folder_is_skipped_and_the_rest_converted(self, tmp_path: Path):
+        (tmp_path / "good.md").write_text("# Parking\n\nLevel B2 costs 90 EUR.", encoding="utf-8")
+        (tmp_path / "empty.md").write_text("  \n\n", encoding="utf-8")
+        (tmp_path / "scan.pdf").write_bytes(_pdf_without_text())
+        out = MultiFormatConverter().run(sources=[tmp_path])
+        assert [d.meta["source_id"] for d in out["documents"]] == ["good.md"]
+        assert sorted(out["skipped"]) == [
+            f"{tmp_path / 'empty.md'}: file has no text content",
+            f"{tmp_path / 'scan.pdf'}: file has no text content "
+            "(a scanned PDF has no text layer: run OCR on it first)",
+        ]
+        with pytest.raises(EmptyDocumentError, match="scanned PDF"):  # named alone, it is an error
+            MultiFormatConverter().run(sources=[tmp_path / "scan.pdf"])
+
     def test_directory_without_supported_files(self, tmp_path: Path):
         (tmp_path / "x.png").write_bytes(b"png")
         with pytest.raises(EmptyCorpusError, match="no supported files"):
@@ -465,3 +479,12 @@ class TestReadBeirCorpus:
         assert len(docs) == 3
         assert docs[0].meta["source_id"] == first["_id"]
         assert docs[0].content.startswith(first["title"].strip())
+
+
+def _pdf_without_text() -> bytes:
+    """A one-page PDF that draws a rectangle and holds no text (as a scan without OCR does)."""
+    fpdf = pytest.importorskip("fpdf")
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    pdf.rect(20, 20, 100, 60, style="F")
+    return bytes(pdf.output())

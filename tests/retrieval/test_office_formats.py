@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from haygraph.retrieval.converters import MultiFormatConverter
-from haygraph.retrieval.errors import UnreadableFileError
+from haygraph.retrieval.errors import EmptyDocumentError, UnreadableFileError
 from haygraph.retrieval.office_formats import join_pages, read_office
 
 
@@ -95,6 +95,31 @@ class TestReadOffice:
             archive.writestr("hello.txt", "hi")
         with pytest.raises(UnreadableFileError, match=r"odd\.xlsx: the file is corrupt or unreadable"):
             read_office(tmp_path / "odd.xlsx")
+
+    def test_empty_file_is_empty_not_corrupt(self, tmp_path):
+        (tmp_path / "blank.docx").write_bytes(b"")
+        with pytest.raises(EmptyDocumentError, match=r"blank\.docx: the file is empty \(0 bytes\)"):
+            read_office(tmp_path / "blank.docx")
+
+    def test_a_package_of_another_kind_says_so(self, tmp_path):
+        _xlsx(tmp_path / "rooms.xlsx", {"Rooms": [["Room", "Seats"], ["Atlas", "12"]]})
+        (tmp_path / "rooms.xlsx").rename(tmp_path / "rooms.docx")
+        with pytest.raises(
+            UnreadableFileError, match=r"rooms\.docx: the file is a \.xlsx package named \.docx"
+        ):
+            read_office(tmp_path / "rooms.docx")
+
+    def test_strict_open_xml_is_named_with_the_fix(self, tmp_path):
+        import zipfile
+
+        with zipfile.ZipFile(tmp_path / "strict.docx", "w") as archive:
+            archive.writestr("[Content_Types].xml", "<Types/>")
+            archive.writestr(
+                "word/document.xml",
+                '<w:document xmlns:w="http://purl.oclc.org/ooxml/wordprocessingml/main"><w:body/></w:document>',
+            )
+        with pytest.raises(UnreadableFileError, match=r"strict\.docx: the file is in Strict Open XML format"):
+            read_office(tmp_path / "strict.docx")
 
     def test_password_protected(self, tmp_path):
         # encrypted OOXML files are Compound File containers: this header, then the encrypted package

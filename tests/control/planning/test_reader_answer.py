@@ -133,3 +133,13 @@ class TestCombinedAnswer:
         picked = self.picked(item, ["Parking is free on weekends."])
         got = combined_answer("车库工作日几点开门？", Reading(spans=[span(item, "07:00")]), [item], picked)
         assert got is not None and got.answer.startswith("07:00 — " + SENTENCE) and "英文" in got.answer
+
+
+def test_answers_across_only_when_the_best_span_is_in_the_other_language() -> None:
+    from haygraph.control.planning.reader_answer import answers_across
+
+    english = Evidence(id="g::en", text="The garage opens at 07:00 on workdays.", score=0.9, relevance=0.9)
+    chinese = Evidence(id="g::zh", text="车库工作日 07:00 开门。", score=0.9, relevance=0.9)
+    assert answers_across("车库工作日几点开门？", Reading(spans=[span(english, "07:00")]), [english])
+    assert not answers_across("车库工作日几点开门？", Reading(spans=[span(chinese, "07:00")]), [chinese])
+    assert not answers_across("车库工作日几点开门？", Reading(spans=[]), [english])

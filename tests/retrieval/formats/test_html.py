@@ -134,6 +134,37 @@ class TestMainContent:
     def test_filter_keeps_what_the_page_marks_as_main(self):
         assert main_content_filter(["Inside main", "Outside"], "nothing", [True, False]) == ["Inside main"]
 
+    def test_a_listing_page_trafilatura_reads_as_boilerplate_keeps_every_block(self, monkeypatch):
+        import haygraph.retrieval.formats.html as html_module
+
+        gallery = (
+            "<html><body><h1>Format gallery</h1>"
+            + "".join(
+                f"<h4>Group {g}</h4><ul>"
+                + "".join(f"<li><a href='/{g}{i}'>Format {g}{i}</a></li>" for i in range(5))
+                + "</ul>"
+                for g in "ABCDEFGH"
+            )
+            + "</body></html>"
+        )
+        monkeypatch.setattr(
+            html_module, "_main_text", lambda html: "Format gallery Format A0"
+        )  # 3 of 100 words
+        text = html_to_markdown(gallery)
+        assert text.count("#### Group") == 8 and "- Format H4" in text
+        article = (
+            "<html><body><div>Menu Home Shop Careers</div><h1>Returns</h1>" + "<p>Refunds in 14 days.</p>" * 5
+        )
+        monkeypatch.setattr(html_module, "_main_text", lambda html: "Returns " + "Refunds in 14 days. " * 5)
+        assert "Careers" not in html_to_markdown(article + "</body></html>")  # kept most: its choice stands
+
+    def test_a_headings_permalink_anchor_gives_no_text(self):
+        page = (
+            '<h2>Install<a class="headerlink" href="#install" title="Permalink to this heading">¶</a></h2>'
+            "<p>Run pip.</p>"
+        )
+        assert html_to_markdown(page, main_content=False) == "## Install\n\nRun pip."
+
     @pytest.mark.parametrize("fragment", ["<p>Epsilon body only.</p>", "<h2>Delta</h2><p>Delta body.</p>"])
     def test_short_fragments_keep_everything(self, fragment, caplog):
         text = html_to_markdown(fragment)
