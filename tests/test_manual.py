@@ -93,6 +93,24 @@ class TestExamples:
         assert documented <= commands, documented - commands
         assert {"index", "search", "ask", "chat", "eval", "tune", "serve-mcp", "demo"} <= documented
 
+    def test_readme_two_process_example_parses(self) -> None:
+        """The README's PostgreSQL set-up: its config is valid and every command line parses."""
+        import shlex
+
+        from haygraph.adapters.cli.main import build_parser
+        from haygraph.retrieval.config import RetrievalConfig
+
+        (block,) = [b for b in blocks(README, "bash") if "pg.yaml" in b]
+        found = re.search(r"echo '(.+)' > pg.yaml", block)
+        assert found is not None
+        assert RetrievalConfig.model_validate(yaml.safe_load(found.group(1))).store.backend == "postgres"
+        lines = [
+            line.split(" #")[0].rstrip(" &") for line in block.splitlines() if line.startswith("haygraph ")
+        ]
+        assert [shlex.split(line)[1] for line in lines] == ["index", "serve", "serve"]
+        for line in lines:
+            build_parser().parse_args(shlex.split(line)[1:])
+
     def test_configuration_example_is_a_valid_config(self) -> None:
         from haygraph.retrieval.config import RetrievalConfig
 
