@@ -14,8 +14,12 @@ normalised. Seeded isotropic vectors (as `bench_scale` uses) make recall meaning
 vector is about equally far from a query in 384 dimensions (recall@10 0.14 at ef_search 100 on 100k) —
 while e5's vectors fill a narrow cone with a fast-falling spectrum, which this reproduces (the share of
 variance in the top 10 directions is printed). It has no topic clusters, so neighbours are harder to
-find than in real text: a conservative stand-in. **Queries** are real query texts of every BEIR
-dataset here, embedded by the same model (with its ``query:`` prefix).
+find than in real text: a conservative stand-in. ``--vectors mixture`` draws them instead from a
+256-component diagonal Gaussian mixture fitted to 30,000 real chunk embeddings (topics);
+`benchmarks.bench_vector_realism` measures both against real vectors at a size that can be embedded
+(at 30k, recall@10 at ``ef_search`` 100: real 0.989, mixture 0.955, one Gaussian 0.840).
+**Queries** are real query texts of every BEIR dataset here, embedded by the same model (with its
+``query:`` prefix).
 
 Per size, three fresh processes:
 
@@ -126,6 +130,56 @@ def e5_like_blocks(size: int, fit: dict[str, np.ndarray], seed: int = 0) -> Iter
         yield block
 
 
+MIXTURE_COMPONENTS = 256
+MIXTURE_CHUNKS = 30_000
+
+
+def mixture_fit() -> dict[str, np.ndarray]:
+    """A diagonal Gaussian mixture fitted to `MIXTURE_CHUNKS` real chunk embeddings (cached).
+
+    The chunks are `benchmarks.bench_vector_realism`'s second draw (its ``train`` half, seed 11), so
+    that script's ``mixture`` row measures these very parameters against real vectors of other chunks.
+    """
+    path = default_cache_dir() / "bench-postgres-e5-mixture.npz"
+    if path.exists():
+        return dict(np.load(path))
+    from sklearn.mixture import GaussianMixture
+
+    from benchmarks.bench_vector_realism import REAL_POOL, embed
+
+    records = list(_read_chunks(chunks_file(REAL_POOL), REAL_POOL))
+    pick = np.random.default_rng(11).permutation(len(records))[MIXTURE_CHUNKS : 2 * MIXTURE_CHUNKS]
+    train = embed([records[i] for i in pick])
+    gm = GaussianMixture(
+        MIXTURE_COMPONENTS, covariance_type="diag", random_state=0, max_iter=50, reg_covar=1e-6
+    )
+    gm.fit(train)
+    fit = {"weights": gm.weights_, "means": gm.means_, "variances": gm.covariances_}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, **fit)
+    return fit
+
+
+def mixture_blocks(size: int, fit: dict[str, np.ndarray], seed: int = 0) -> Iterator[np.ndarray]:
+    """`size` unit vectors drawn from the fitted mixture, in blocks of `BLOCK` rows."""
+    rng = np.random.default_rng(seed)
+    weights = fit["weights"] / fit["weights"].sum()
+    means, scales = fit["means"].astype(np.float32), np.sqrt(fit["variances"]).astype(np.float32)
+    for start in range(0, size, BLOCK):
+        component = rng.choice(len(weights), size=min(BLOCK, size - start), p=weights)
+        z = rng.standard_normal((len(component), DIM)).astype(np.float32)
+        block = means[component] + z * scales[component]
+        block /= np.linalg.norm(block, axis=1, keepdims=True)
+        yield block
+
+
+def vector_blocks(size: int, vectors: str, n_queries: int) -> Iterator[np.ndarray]:
+    """The synthetic vectors of `--vectors`: ``gaussian`` (`e5_like_blocks`) or ``mixture``."""
+    if vectors == "mixture":
+        return mixture_blocks(size, mixture_fit())
+    return e5_like_blocks(size, e5_fit(n_queries))
+
+
 def _records(size: int) -> Iterator[dict[str, Any]]:
     """The real chunks, then tagged copies of them, read from the file as they are needed (not held)."""
     path, real = chunks_file(min(size, REAL_CHUNKS)), min(size, REAL_CHUNKS)
@@ -140,17 +194,17 @@ def _records(size: int) -> Iterator[dict[str, Any]]:
             yield record
 
 
-def chunk_blocks(size: int, fit: dict[str, np.ndarray]) -> Iterator[list[Document]]:
-    """`size` chunks in blocks of `BLOCK`, each with an e5-like vector (module docstring)."""
+def chunk_blocks(size: int, blocks: Iterator[np.ndarray]) -> Iterator[list[Document]]:
+    """`size` chunks in blocks of `BLOCK`, each with a synthetic vector of `blocks` (module docstring)."""
     records = _records(size)
-    for block in e5_like_blocks(size, fit):
+    for block in blocks:
         yield [
             Document(id=r["id"], content=r["content"], meta=r["meta"], embedding=v)  # type: ignore[arg-type]
             for v, r in zip(block, records, strict=False)  # block first: no record is skipped
         ]
 
 
-def write(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
+def write(size: int, url: str, table: str, n_queries: int, vectors: str = "gaussian") -> dict[str, Any]:
     """One indexing job of `size` chunks through the store, then the HNSW index (timed apart)."""
     from haystack.document_stores.types import DuplicatePolicy
 
@@ -159,7 +213,9 @@ def write(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
     from haygraph.retrieval.postgres.store import PostgresStore
 
     fit = e5_fit(n_queries)
-    if _peak_mb() > 600:  # the fit loaded the model (its first run): measure the job in a fresh process
+    if vectors == "mixture":
+        mixture_fit()
+    if _peak_mb() > 600:  # a fit loaded the model (its first run): measure the job in a fresh process
         return {"refit": True}
     settings = StoreConfig(backend="postgres", url=url, collection=table, timeout=600)
     connection.drop_store(settings)
@@ -167,7 +223,7 @@ def write(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
     before = memory()["VmRSS"]
     start = time.perf_counter()
     with store.writing():
-        for docs in chunk_blocks(size, fit):
+        for docs in chunk_blocks(size, vector_blocks(size, vectors, n_queries)):
             store.write_documents(docs, policy=DuplicatePolicy.OVERWRITE)
         store.meta["config"] = (
             RetrievalConfig().with_overrides(embedder={"backend": "e5-multilingual"}).model_dump(mode="json")
@@ -194,6 +250,7 @@ def write(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
         "writer_start_mb": before,
         "writer_peak_mb": _peak_mb(),
         "top10_variance": float(np.sort(fit["eig"])[::-1][:10].sum() / fit["eig"].sum()),
+        "vectors": vectors,
     }
 
 
@@ -406,7 +463,10 @@ def report(r: dict[str, Any]) -> None:
         f"HNSW build {r['hnsw_build_s']:.0f} s; table "
         f"{r['table_mb']:,.0f} MB (HNSW {r['hnsw_mb']:,.0f} MB), BM25 segments {r['segments_mb']:,.0f} MB"
     )
-    print(f"  vectors: e5-like, top 10 directions hold {r['top10_variance']:.0%} of the variance")
+    if r.get("vectors") == "mixture":
+        print(f"  vectors: a {MIXTURE_COMPONENTS}-component mixture of {MIXTURE_CHUNKS:,} real embeddings")
+    else:
+        print(f"  vectors: e5-like, top 10 directions hold {r['top10_variance']:.0%} of the variance")
     print(f"  reader: open {r['open_s']:.1f} s, BM25 segments loaded in {r['bm25_load_s']:.1f} s")
     for name, modes in r["latency_ms"].items():
         print(f"  {name:12s} p50 / p95 ms: " + ", ".join(f"{m} {_ms(v)}" for m, v in modes.items()))
@@ -456,6 +516,13 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(f"{m}:{efc}" for m, efc in GRID),
         help="m:ef_construction pairs --hnsw-grid builds, comma-separated (default %(default)s)",
     )
+    parser.add_argument(
+        "--vectors",
+        choices=("gaussian", "mixture"),
+        default="gaussian",
+        help="synthetic vectors: one e5-fitted Gaussian (default) or a 256-component mixture fitted to "
+        "30,000 real chunk embeddings (closer to real text: benchmarks.bench_vector_realism)",
+    )
     parser.add_argument("--json", help="also write the rows as JSON here")
     parser.add_argument("--child", nargs=4, metavar=("ROLE", "SIZE", "URL", "TABLE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -465,7 +532,10 @@ def main(argv: list[str] | None = None) -> int:
             pairs = tuple((int(m), int(efc)) for m, efc in (p.split(":") for p in args.grid_pairs.split(",")))
             sys.stdout.write(json.dumps(grid(int(size), url, table, args.queries, pairs)) + "\n")
             return 0
-        work = {"writer": write, "reader": read, "serve": serve}[role]
+        if role == "writer":
+            sys.stdout.write(json.dumps(write(int(size), url, table, args.queries, args.vectors)) + "\n")
+            return 0
+        work = {"reader": read, "serve": serve}[role]
         sys.stdout.write(json.dumps(work(int(size), url, table, args.queries)) + "\n")
         return 0
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
@@ -495,9 +565,10 @@ def main(argv: list[str] | None = None) -> int:
     with server(args.url) as url:
         for size in sizes:
             table = f"bench_{size}"
-            wrote = _child("--child", "writer", str(size), url, table, "--queries", str(args.queries))
+            writer = ("--child", "writer", str(size), url, table, "--queries", str(args.queries))
+            wrote = _child(*writer, "--vectors", args.vectors)
             if wrote.get("refit"):
-                wrote = _child("--child", "writer", str(size), url, table, "--queries", str(args.queries))
+                wrote = _child(*writer, "--vectors", args.vectors)
             print(
                 f"{size:,} chunks written: {wrote['ingest_s']:.0f} s, HNSW {wrote['hnsw_build_s']:.0f} s",
                 flush=True,
@@ -517,7 +588,8 @@ def main(argv: list[str] | None = None) -> int:
                 from haygraph.retrieval.postgres import connection
 
                 connection.drop_store(StoreConfig(backend="postgres", url=url, collection=table))
-    print("\nVECTORS ARE SYNTHETIC (e5-like Gaussian, see the docstring); TEXT IS REAL (copies past 100k)")
+    kind = "a mixture fitted to real e5 vectors" if args.vectors == "mixture" else "e5-like Gaussian"
+    print(f"\nVECTORS ARE SYNTHETIC ({kind}, see the docstring); TEXT IS REAL (copies past 100k)")
     return 0
 
 
