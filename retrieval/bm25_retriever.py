@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from haygraph.retrieval.bm25_index import BM25Index
-from haygraph.retrieval.store import EmbeddedDocumentStore
 from haygraph.retrieval.tokenize import BM25Tokenizer
 
 
@@ -44,16 +43,16 @@ def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return part[np.argsort(-scores[part], kind="stable")[:k]]
 
 
-@component
-class FastBM25Retriever:
-    """Keyword retrieval with a precomputed sparse BM25 matrix (bm25s); about 100× faster than the stock one.
+class KeywordRetrieverBase:
+    """What the keyword retrievers share: settings, the store's BM25 index on warm-up, serialization.
 
-    Documents with a zero score (no query term) are never returned. Scores are raw BM25 (non-negative).
+    `FastBM25Retriever` scores an embedded store; the PostgreSQL store's retriever
+    (`haygraph.retrieval.postgres.bm25`) scores the segments it loads from its database.
     """
 
     def __init__(
         self,
-        document_store: EmbeddedDocumentStore,
+        document_store: Any,
         top_k: int = 10,
         filters: dict[str, Any] | None = None,
         language: Literal["auto", "en", "zh"] = "auto",
@@ -77,8 +76,36 @@ class FastBM25Retriever:
         self._template = BM25Index(BM25Tokenizer(language, stemming, stopwords), k1, b, method)
 
     def warm_up(self) -> None:
-        """Load or build the BM25 index (idempotent)."""
+        """Load (or build) the store's BM25 index (idempotent)."""
         self.document_store.bm25_index(self._template)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialize this component to a dictionary."""
+        return default_to_dict(
+            self,
+            document_store=self.document_store,
+            top_k=self.top_k,
+            filters=self.filters,
+            language=self.language,
+            stemming=self.stemming,
+            stopwords=self.stopwords,
+            k1=self.k1,
+            b=self.b,
+            method=self.method,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """Deserialize this component from a dictionary."""
+        return default_from_dict(cls, data)
+
+
+@component
+class FastBM25Retriever(KeywordRetrieverBase):
+    """Keyword retrieval with a precomputed sparse BM25 matrix (bm25s); about 100× faster than the stock one.
+
+    Documents with a zero score (no query term) are never returned. Scores are raw BM25 (non-negative).
+    """
 
     @component.output_types(documents=list[Document])
     def run(
@@ -101,23 +128,3 @@ class FastBM25Retriever:
             doc = self.document_store.document(pos)
             docs.append(replace(doc, score=score, meta={**doc.meta, "bm25_score": score}))
         return {"documents": docs}
-
-    def to_dict(self) -> dict[str, Any]:
-        """Serialize this component to a dictionary."""
-        return default_to_dict(
-            self,
-            document_store=self.document_store,
-            top_k=self.top_k,
-            filters=self.filters,
-            language=self.language,
-            stemming=self.stemming,
-            stopwords=self.stopwords,
-            k1=self.k1,
-            b=self.b,
-            method=self.method,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FastBM25Retriever:
-        """Deserialize this component from a dictionary."""
-        return default_from_dict(cls, data)

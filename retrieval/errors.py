@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -96,3 +98,23 @@ def describe_value(value: Any) -> str:
     """A wrong argument's type and the start of its repr, for an `ArgumentError` message."""
     text = repr(value)
     return f"{type(value).__name__} {text[:80]}{'…' if len(text) > 80 else ''}"
+
+
+@contextmanager
+def translated_errors(translate: Callable[[BaseException], StoreError | None]) -> Iterator[None]:
+    """Raise ``translate(exc)`` from a failure `exc` of a store's client, when it gives a `StoreError`.
+
+    A failure inside a query pipeline arrives wrapped by the pipeline runner (a `RetrievalError` whose
+    cause is the client's exception): its cause is translated. A `StoreError`, and a failure
+    `translate` does not know (None), propagate unchanged.
+    """
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        cause: BaseException | None = exc.__cause__ if isinstance(exc, RetrievalError) else exc
+        translated = translate(cause) if cause is not None else None
+        if translated is None:
+            raise
+        raise translated from exc

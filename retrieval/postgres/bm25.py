@@ -15,14 +15,12 @@ matches few of many candidates is answered by one scan for the matching document
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 
-from haygraph.retrieval.bm25_index import BM25Index
-from haygraph.retrieval.bm25_retriever import top_k_positions
-from haygraph.retrieval.tokenize import BM25Tokenizer
+from haygraph.retrieval.bm25_retriever import KeywordRetrieverBase, top_k_positions
 
 TENANT_FIELD = "meta.tenant"
 _FIRST_ROUND = 64
@@ -64,37 +62,8 @@ def tenant_constraint(filters: dict[str, Any] | None) -> set[str | None] | None:
 
 
 @component
-class PostgresBM25Retriever:
+class PostgresBM25Retriever(KeywordRetrieverBase):
     """Keyword retrieval over a `PostgresStore`: scores in the process, chunks from the table."""
-
-    def __init__(
-        self,
-        document_store: Any,
-        top_k: int = 10,
-        filters: dict[str, Any] | None = None,
-        language: Literal["auto", "en", "zh"] = "auto",
-        stemming: bool = True,
-        stopwords: bool = True,
-        k1: float = 1.2,
-        b: float = 0.75,
-        method: str = "lucene",
-    ) -> None:
-        if top_k <= 0:
-            raise ValueError(f"top_k must be > 0, but got {top_k}")
-        self.document_store = document_store
-        self.top_k = top_k
-        self.filters = filters
-        self.language = language
-        self.stemming = stemming
-        self.stopwords = stopwords
-        self.k1 = k1
-        self.b = b
-        self.method = method
-        self._template = BM25Index(BM25Tokenizer(language, stemming, stopwords), k1, b, method)
-
-    def warm_up(self) -> None:
-        """Load the store's BM25 segments (idempotent)."""
-        self.document_store.bm25_index(self._template)
 
     @component.output_types(documents=list[Document])
     def run(
@@ -150,23 +119,3 @@ class PostgresBM25Retriever:
                 score = float(scores[pos])
                 out.append(replace(doc, score=score, meta={**doc.meta, "bm25_score": score}))
         return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """Serialize this component to a dictionary."""
-        return default_to_dict(
-            self,
-            document_store=self.document_store,
-            top_k=self.top_k,
-            filters=self.filters,
-            language=self.language,
-            stemming=self.stemming,
-            stopwords=self.stopwords,
-            k1=self.k1,
-            b=self.b,
-            method=self.method,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PostgresBM25Retriever:
-        """Deserialize this component from a dictionary."""
-        return default_from_dict(cls, data)

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from haygraph.retrieval.config import StoreConfig
-from haygraph.retrieval.errors import ConfigError, RetrievalError, StoreError
+from haygraph.retrieval.errors import ConfigError, StoreError, translated_errors
 
 logger = logging.getLogger(__name__)
 
@@ -320,21 +320,10 @@ def _qualified(name: str) -> str:
 def postgres_errors(settings: StoreConfig) -> Iterator[None]:
     """Translate psycopg and `pgvector-haystack` failures into `StoreError`s naming the setting and fix.
 
-    A failure inside a query pipeline arrives wrapped by the pipeline runner (a `RetrievalError` whose
-    cause is the driver's exception); it is translated the same way.
+    Also inside a query pipeline, whose runner wraps them (`translated_errors`).
     """
-    try:
+    with translated_errors(lambda exc: _translate(exc, settings)):
         yield
-    except StoreError:
-        raise
-    except Exception as exc:
-        cause: BaseException | None = exc
-        if isinstance(exc, RetrievalError):
-            cause = exc.__cause__
-        translated = _translate(cause, settings) if cause is not None else None
-        if translated is None:
-            raise
-        raise translated from exc
 
 
 def _translate(exc: BaseException, settings: StoreConfig) -> StoreError | None:

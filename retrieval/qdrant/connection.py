@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from haygraph.retrieval.config import StoreConfig
-from haygraph.retrieval.errors import ConfigError, RetrievalError, StoreError, StoreNotFoundError
+from haygraph.retrieval.errors import ConfigError, StoreError, StoreNotFoundError, translated_errors
 
 logger = logging.getLogger(__name__)
 
@@ -91,21 +91,10 @@ def close_clients() -> None:
 def qdrant_errors(settings: StoreConfig) -> Iterator[None]:
     """Translate Qdrant client failures into `StoreError`s that name the target and the fix.
 
-    A failure inside a query pipeline arrives wrapped by the pipeline runner (a `RetrievalError` whose
-    cause is the client's exception); it is translated the same way.
+    Also inside a query pipeline, whose runner wraps them (`translated_errors`).
     """
-    try:
+    with translated_errors(lambda exc: _translate(exc, settings)):
         yield
-    except StoreError:
-        raise
-    except Exception as exc:
-        cause: BaseException | None = exc
-        if isinstance(exc, RetrievalError):
-            cause = exc.__cause__
-        translated = _translate(cause, settings) if cause is not None else None
-        if translated is None:
-            raise
-        raise translated from exc
 
 
 def _translate(exc: BaseException, settings: StoreConfig) -> StoreError | None:
