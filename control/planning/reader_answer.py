@@ -114,9 +114,9 @@ def combined_answer(
       can point at a wrong value ("5 days" over a 12/15/20-day table) that would lead the answer. Its
       span still reaches the result (`answer_spans`) and the highlight.
     """
-    if picked is None or answers_across(question, reading, evidence):
-        return reader_answer(question, reading, evidence) if usable_span(reading, evidence) else picked
-    return picked
+    if picked is not None and not answers_across(question, reading, evidence):
+        return picked
+    return reader_answer(question, reading, evidence) or picked
 
 
 def answers_across(question: str, reading: Reading, evidence: Sequence[Evidence]) -> bool:
@@ -126,4 +126,4 @@ def answers_across(question: str, reading: Reading, evidence: Sequence[Evidence]
     caller can then skip the sentence picker.
     """
     found = usable_span(reading, evidence)
-    return found is not None and bool(source_note(question, found[1].text))
+    return found is not None and is_chinese(found[1].text) != is_chinese(question)
