@@ -47,8 +47,12 @@ def join_pages(pages: list[str]) -> tuple[str, list[int]]:
     return PAGE_SEPARATOR.join(pages), starts
 
 
-def _check_container(path: Path) -> None:
-    """Raise `UnreadableFileError` when an OOXML file is password-protected or not a valid package."""
+def check_package(path: Path) -> None:
+    """Raise `UnreadableFileError` when an OOXML file cannot be read, before it is parsed.
+
+    That is: password-protected, not a valid package, a zip bomb, a package of another kind than its
+    extension, or in Strict Open XML (`EmptyDocumentError` for 0 bytes). The service's uploads run it too.
+    """
     try:
         with path.open("rb") as fh:
             head = fh.read(8)
@@ -155,7 +159,7 @@ def read_office(path: Path, encoding: str = "utf-8") -> tuple[str, list[int] | N
     if suffix not in OFFICE_EXTENSIONS:
         raise UnsupportedFileError(f"{path}: not an office file ({', '.join(sorted(OFFICE_EXTENSIONS))})")
     if suffix != ".csv":
-        _check_container(path)
+        check_package(path)
     _require(suffix)
     from haygraph.retrieval.formats.docx import docx_to_markdown
     from haygraph.retrieval.formats.sheets import csv_to_markdown, xlsx_pages

@@ -9,7 +9,9 @@ Uploaded files are kept in `<store>/uploads/<tenant folder>/<file name>` (the fi
 identity: re-uploading a name replaces that source). A name must be a plain file name — no folder
 separators, no NUL or control characters, not hidden — and its extension one `index` reads; the
 file must fit `max_upload_bytes`, and an office package must not unpack to more than
-`MAX_UNPACKED_BYTES` (zip bombs). Each refused file gets its own message; the others are indexed.
+`MAX_UNPACKED_BYTES` (zip bombs), nor be password-protected, of another kind than its extension or in
+Strict Open XML (`check_package`, as the converter checks). Each refused file gets its own message;
+the others are indexed.
 
 Indexing runs on one worker thread (writes to a store are serialized anyway); a job's progress is
 `{state, phase, done, total}` with `done`/`total` counting chunks embedded (or found in the cache).
@@ -51,7 +53,7 @@ from haygraph.adapters.service.keys import Caller
 from haygraph.adapters.tenancy import SHARED_TENANT, own_filter
 from haygraph.retrieval.converters import SUPPORTED_EXTENSIONS
 from haygraph.retrieval.errors import RetrievalError, UnreadableFileError
-from haygraph.retrieval.office_formats import check_unpacked_size
+from haygraph.retrieval.office_formats import check_package
 from haygraph.retrieval.sources import known_sources, source_key
 
 logger = logging.getLogger(__name__)
@@ -428,7 +430,7 @@ class DocumentManager:
             raise UploadRefused(f"{name}: the file is empty")
         if Path(name).suffix.lower() in ZIP_FORMATS:
             try:
-                check_unpacked_size(temp)
+                check_package(temp)  # the converter's own check: zip bomb, password, kind, Strict Open XML
             except UnreadableFileError as exc:
                 raise UploadRefused(str(exc).replace(str(temp), name)) from exc
 

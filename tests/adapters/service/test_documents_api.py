@@ -259,6 +259,35 @@ class TestRefusals:
         message = error_of(response)["message"]
         assert message.startswith("bomb.docx: the package would unpack to") and "zip bomb" in message
 
+    def test_a_package_the_converter_cannot_read_is_refused_and_the_rest_indexed(
+        self, client: httpx.Client
+    ) -> None:
+        strict = io.BytesIO()  # Office's "Strict Open XML" save option: python-docx reads none of it
+        with zipfile.ZipFile(strict, "w") as package:
+            package.writestr("[Content_Types].xml", "<Types/>")
+            package.writestr(
+                "word/document.xml",
+                '<w:document xmlns:w="http://purl.oclc.org/ooxml/wordprocessingml/main"><w:body/></w:document>',
+            )
+        renamed = io.BytesIO()  # a workbook named .docx
+        with zipfile.ZipFile(renamed, "w") as package:
+            package.writestr("[Content_Types].xml", "<Types/>")
+            package.writestr("xl/workbook.xml", "<workbook/>")
+        response = upload(
+            client,
+            "A",
+            ("bike-room.docx", docx_bytes("The bike room is on level B1 and opens at 06:00.")),
+            ("strict.docx", strict.getvalue()),
+            ("rooms.docx", renamed.getvalue()),
+        )
+        assert response.status_code == 202, response.text
+        files = {f["name"]: f for f in response.json()["files"]}
+        assert files["bike-room.docx"]["accepted"] is True
+        assert "Strict Open XML" in files["strict.docx"]["error"]
+        assert files["rooms.docx"]["error"].startswith("rooms.docx: the file is a .xlsx package named .docx")
+        assert wait_job(client, "A", response.json()["job"]["id"])["state"] == "done"
+        assert "bike-room.docx" in sources_of(client, "A")
+
     def test_empty_and_missing_files(self, client: httpx.Client) -> None:
         assert upload(client, "A", ("empty.md", b"")).status_code == 400
         response = client.post("/v1/sources", headers=HEADERS["A"], data={"x": "1"})
