@@ -76,13 +76,20 @@ def uploads_table(settings: StoreConfig) -> str:
     return f"{settings.collection}__uploads"
 
 
+_DDL_KEY = 0x5DD1
+"""Mixed into the store's writer-lock key: the key of the lock that serialises creating these tables."""
+
+
 def ensure_tables(settings: StoreConfig) -> None:
     """Create the jobs and uploads tables if missing."""
     from psycopg import sql
 
     from haygraph.retrieval.postgres import connection
 
-    with connection.short_connection(settings) as conn:
+    with connection.short_connection(settings) as conn, conn.transaction():
+        # processes starting together would race on CREATE TABLE IF NOT EXISTS ("relation already
+        # exists"): the first takes this lock for its transaction, the others then find the tables
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (connection.lock_key(settings) ^ _DDL_KEY,))
         connection.ensure_extension(conn, settings)  # the store's first upload needs it anyway
         conn.execute(sql.SQL(_JOBS).format(jobs=sql.Identifier(jobs_table(settings))))
         uploads = sql.Identifier(uploads_table(settings))
