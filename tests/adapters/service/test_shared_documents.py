@@ -64,3 +64,34 @@ def test_an_upload_reaches_another_process(pg_settings, tmp_path: Path) -> None:
     assert two.sizes("t-x") == {"parking.md": path.stat().st_size} and two.sizes("t-y") == {}
     two.delete("t-x", "parking.md")
     assert not one.fetch("t-x", "parking.md", tmp_path / "c.md") and one.sizes("t-x") == {}
+
+
+def test_processes_starting_together_all_create_the_tables(pg_settings) -> None:
+    # Several `serve` processes started at once each create the tables: without the lock in
+    # `ensure_tables`, CREATE TABLE IF NOT EXISTS raced ("relation ... already exists") and a process
+    # exited; with the lock taken out, this test failed in 3 runs of 3.
+    import threading
+
+    from psycopg import sql
+
+    failures: list[BaseException] = []
+    for attempt in range(5):
+        settings = StoreConfig(**{**pg_settings, "collection": f"{pg_settings['collection']}_{attempt}"})
+        start = threading.Barrier(6)
+
+        def starting(settings: StoreConfig = settings, start: threading.Barrier = start) -> None:
+            start.wait()
+            try:
+                ensure_tables(settings)
+            except BaseException as error:  # collected, reported below
+                failures.append(error)
+
+        workers = [threading.Thread(target=starting) for _ in range(6)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        with connection.short_connection(settings) as conn:
+            for table in (jobs_table(settings), f"{settings.collection}__uploads"):
+                conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+    assert not failures, failures
