@@ -266,7 +266,7 @@ def train(args: argparse.Namespace) -> Path:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    vocab = E5Vocabulary.load()
+    vocab = E5Vocabulary.load(fast=True)  # the same ids as the runtime's tokenizer, ~5x as fast
     feats_path = out / "features.npz"
     settings = {
         k: getattr(args, k) for k in ("data", "max_length", "stride", "negative_windows", "seed", "limit")
