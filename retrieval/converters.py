@@ -188,6 +188,7 @@ class MultiFormatConverter:
         meta: dict[str, Any] | None = None,
         known_sources: dict[str, str] | None = None,
         known_hashes: dict[str, str] | None = None,
+        skip_unreadable: bool = False,
     ) -> dict[str, Any]:
         """Convert files and directories into one Document per file.
 
@@ -198,6 +199,9 @@ class MultiFormatConverter:
         :param known_hashes: ``{source_id: source_hash}`` of sources already stored: a file whose hash
             (of its bytes and `meta`) is unchanged is neither read nor converted, only listed in
             ``unchanged``. Each document's meta gets its ``source_hash``.
+        :param skip_unreadable: A file argument that cannot be read or holds no text is skipped and
+            listed, as one found in a directory is, even when strict (the service's uploads: one bad file
+            of several must not stop the others).
         :returns: ``{"documents": [...], "skipped": ["path: reason", ...], "unchanged": [source ids]}``.
         """
         hashes = known_hashes or {}
@@ -244,7 +248,7 @@ class MultiFormatConverter:
                 except (UnreadableFileError, EmptyDocumentError) as exc:
                     # a corrupt, locked or textless file (a picture-only slide deck, a scanned PDF) found
                     # in a folder is reported; the folder's rest is indexed
-                    self._skip_or_raise(exc, skipped, force=walked)
+                    self._skip_or_raise(exc, skipped, force=walked or skip_unreadable)
                     continue
                 except InputError as exc:
                     self._skip_or_raise(exc, skipped)

@@ -126,6 +126,7 @@ class KnowledgeWriter:
         meta: dict[str, Any] | None = None,
         delete_missing: bool = True,
         on_progress: Callable[[int, int], None] | None = None,
+        skip_unreadable: bool = False,
     ) -> IndexReport:
         """See `KnowledgeBase.index`."""
         sources = _as_paths(paths)
@@ -144,6 +145,7 @@ class KnowledgeWriter:
                     "meta": extra,
                     "known_sources": known_sources(stored, tenant),
                     "known_hashes": known_hashes(stored, tenant),
+                    "skip_unreadable": skip_unreadable,
                 }
             }
             del stored

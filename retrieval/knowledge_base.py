@@ -130,6 +130,7 @@ class KnowledgeBase:
         meta: dict[str, Any] | None = None,
         delete_missing: bool = True,
         on_progress: Callable[[int, int], None] | None = None,
+        skip_unreadable: bool = False,
     ) -> IndexReport:
         """Convert, split, embed and store files or directories (.md .txt .html .pdf); then save atomically.
 
@@ -140,6 +141,9 @@ class KnowledgeBase:
             files are gone, so the store mirrors the directory; False keeps them.
         :param on_progress: Called with (chunks embedded or found in the cache, chunks to embed) while
             the chunks are embedded (the service's indexing jobs report it).
+        :param skip_unreadable: A file named in `paths` that cannot be read (corrupt, locked) or holds no
+            text is skipped and listed in the report, as a file found in a directory always is; by
+            default it raises (`UnreadableFileError`, `EmptyDocumentError`) and nothing is indexed.
         :returns: An `IndexReport`, including the files skipped (with reasons) and the sources removed.
         """
         return self._writer.index(
@@ -149,6 +153,7 @@ class KnowledgeBase:
             meta=meta,
             delete_missing=delete_missing,
             on_progress=on_progress,
+            skip_unreadable=skip_unreadable,
         )
 
     def index_documents(

@@ -488,7 +488,11 @@ class DocumentManager:
         try:
             self._fetch_uploads(job.tenant, files)
             with self._write_lock:
-                report = self._writer_kb().index([str(f) for f in files], meta=meta, on_progress=progress)
+                # a file that passed the upload checks and still fails in conversion (broken XML inside
+                # the package, pictures only) is skipped and reported: the job's other files are indexed
+                report = self._writer_kb().index(
+                    [str(f) for f in files], meta=meta, on_progress=progress, skip_unreadable=True
+                )
             job.phase = "loading"
             self._await_snapshot()
         except (RetrievalError, OSError) as exc:

@@ -288,6 +288,33 @@ class TestRefusals:
         assert wait_job(client, "A", response.json()["job"]["id"])["state"] == "done"
         assert "bike-room.docx" in sources_of(client, "A")
 
+    def test_a_file_that_fails_in_conversion_is_skipped_and_the_rest_indexed(
+        self, client: httpx.Client
+    ) -> None:
+        # both pass the package check when uploaded and fail only inside the converter: a document
+        # without text (pictures only) and one whose document.xml is broken
+        broken, whole = io.BytesIO(), io.BytesIO(docx_bytes("placeholder"))
+        with zipfile.ZipFile(whole) as good, zipfile.ZipFile(broken, "w") as out:
+            for item in good.infolist():
+                data = good.read(item.filename)
+                out.writestr(item, data[: len(data) // 2] if item.filename == "word/document.xml" else data)
+        response = upload(
+            client,
+            "A",
+            ("locker-room.md", b"# Lockers\n\nLockers are in the basement, next to the showers.\n"),
+            ("pictures-only.docx", docx_bytes("")),
+            ("broken.docx", broken.getvalue()),
+        )
+        assert response.status_code == 202, response.text
+        assert all(f["accepted"] for f in response.json()["files"]), response.text
+        job = wait_job(client, "A", response.json()["job"]["id"])
+        assert job["state"] == "done", job
+        skipped = " | ".join(job["report"]["skipped"])
+        assert "pictures-only.docx" in skipped and "broken.docx" in skipped, job["report"]
+        sources = sources_of(client, "A")
+        assert "locker-room.md" in sources
+        assert "pictures-only.docx" not in sources and "broken.docx" not in sources
+
     def test_empty_and_missing_files(self, client: httpx.Client) -> None:
         assert upload(client, "A", ("empty.md", b"")).status_code == 400
         response = client.post("/v1/sources", headers=HEADERS["A"], data={"x": "1"})
