@@ -34,6 +34,10 @@ Per size, three fresh processes:
   hybrid ``POST /v1/search`` with the real query texts (the model embeds each), p50/p95 ms over HTTP;
   the serve process's RSS after them and its peak.
 
+``--hnsw-grid`` (rebuild the kept table's index with other ``m`` / ``ef_construction``: recall and
+dense latency) and ``--hybrid-at`` (the whole hybrid pipeline and recall on the index as it is) work
+on a table kept by an earlier run (``--url URL --keep``).
+
 This is a script that prints figures, not a test.
 """
 
@@ -427,6 +431,53 @@ def serve(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
         log.close()
 
 
+def hybrid_at(size: int, url: str, table: str, n_queries: int, efs: tuple[int, ...]) -> dict[str, Any]:
+    """Hybrid pipeline latency and dense recall@10 at each ``ef_search`` of `efs` on the kept HNSW index.
+
+    Each ``ef_search`` is timed twice in a row and the second pass is kept: the first reads the index
+    into the server's buffers (with ``shared_buffers`` smaller than the index, every pass does).
+    """
+    from haygraph.retrieval.config import RetrievalConfig
+    from haygraph.retrieval.knowledge_base import KnowledgeBase
+    from haygraph.retrieval.pipeline_runner import run_direct
+    from haygraph.retrieval.pipelines import build_query_pipeline, query_inputs
+    from haygraph.retrieval.postgres import connection
+    from haygraph.retrieval.postgres.retrieval import dense_search
+    from haygraph.retrieval.tokenize import BM25Tokenizer
+
+    BM25Tokenizer()("预热")  # jieba's dictionary loads before measuring
+    texts = load_queries(datasets_root(), n_queries)
+    vectors = e5_fit(n_queries)["queries"][: len(texts)]
+    base = {"backend": "postgres", "url": url, "collection": table, "timeout": 600}
+    exact_settings = RetrievalConfig.from_dict({"store": {**base, "search": "exact"}}).store
+    exact = [[d.id for d in dense_search(exact_settings, DIM, v.tolist(), None, 10)] for v in vectors]
+    with connection.short_connection(exact_settings) as conn:
+        graph = conn.execute(
+            "SELECT pg_get_indexdef(to_regclass(%s)), current_setting('shared_buffers')", (f"{table}_hnsw",)
+        ).fetchone()
+    rows = []
+    for ef in efs:
+        config = RetrievalConfig.from_dict({"store": {**base, "search": "hnsw", "hnsw_ef_search": ef}})
+        kb = KnowledgeBase.open(None, config)
+        kb.store.bm25_index(_template(kb))
+        query = kb.config.query.model_copy(update={"mode": "hybrid"})
+        pipe = build_query_pipeline(kb.config, kb.store, query, embed_query=False)[0]
+        pipe.warm_up()
+
+        def run(i: int, pipe: Any = pipe) -> Any:
+            return run_direct(pipe, query_inputs(pipe, texts[i], query_embedding=vectors[i].tolist()))
+
+        timed(run, len(texts))
+        latency = timed(run, len(texts))
+        store: Any = kb.store
+        found = [
+            [d.id for d in dense_search(store.settings, DIM, v.tolist(), None, 10, store)] for v in vectors
+        ]
+        recall = float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(exact, found, strict=True)]))
+        rows.append({"ef_search": ef, "hybrid_ms": latency, "recall": recall})
+    return {"size": size, "index": graph[0], "shared_buffers": graph[1], "rows": rows}
+
+
 @contextlib.contextmanager
 def server(url: str | None) -> Iterator[str]:
     """`url`, or the URL of a private server started for the run (stopped and removed after)."""
@@ -517,6 +568,12 @@ def main(argv: list[str] | None = None) -> int:
         help="m:ef_construction pairs --hnsw-grid builds, comma-separated (default %(default)s)",
     )
     parser.add_argument(
+        "--hybrid-at",
+        metavar="EFS",
+        help="only time the hybrid pipeline and measure recall@10 at these comma-separated ef_search values "
+        "on the kept HNSW index of bench_SIZE (with --url; after --hnsw-grid, the last graph it built)",
+    )
+    parser.add_argument(
         "--vectors",
         choices=("gaussian", "mixture"),
         default="gaussian",
@@ -531,6 +588,10 @@ def main(argv: list[str] | None = None) -> int:
         if role == "grid":
             pairs = tuple((int(m), int(efc)) for m, efc in (p.split(":") for p in args.grid_pairs.split(",")))
             sys.stdout.write(json.dumps(grid(int(size), url, table, args.queries, pairs)) + "\n")
+            return 0
+        if role == "hybrid":
+            efs = tuple(int(e) for e in args.hybrid_at.split(","))
+            sys.stdout.write(json.dumps(hybrid_at(int(size), url, table, args.queries, efs)) + "\n")
             return 0
         if role == "writer":
             sys.stdout.write(json.dumps(write(int(size), url, table, args.queries, args.vectors)) + "\n")
@@ -558,6 +619,28 @@ def main(argv: list[str] | None = None) -> int:
                     f"{size:,} chunks, m={g['m']} ef_construction={g['ef_construction']} (built in "
                     f"{g['build_s']:.0f} s), ef_search {g['ef_search']}: recall@10 {g['recall']:.3f}, "
                     f"dense p50 / p95 {_ms(g['dense_ms'])} ms",
+                    flush=True,
+                )
+        return 0
+    if args.hybrid_at:
+        if not args.url:
+            raise SystemExit("--hybrid-at works on a kept table: pass --url")
+        for size in sizes:
+            child = (
+                "--child",
+                "hybrid",
+                str(size),
+                args.url,
+                f"bench_{size}",
+                "--queries",
+                str(args.queries),
+            )
+            got = _child(*child, "--hybrid-at", args.hybrid_at)
+            print(f"{size:,} chunks, {got['index']} (shared_buffers {got['shared_buffers']}):", flush=True)
+            for r in got["rows"]:
+                print(
+                    f"  ef_search {r['ef_search']}: hybrid p50 / p95 {_ms(r['hybrid_ms'])} ms, "
+                    f"recall@10 {r['recall']:.3f}",
                     flush=True,
                 )
         return 0
