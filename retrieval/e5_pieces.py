@@ -69,13 +69,13 @@ class UnigramPieces:
             chars.append(METASPACE)
             origin.append(0)
         for i, ch in enumerate(text):
-            if ch == " ":
-                if chars and chars[-1] == METASPACE and origin[-1] >= 0 and _is_space(text, origin[-1]):
-                    origin[-1] = i  # a run of spaces is one: it stands for the run's last space
-                    continue
-                chars.append(METASPACE)
-            else:
+            if ch != " ":
                 chars.append(ch)
+            elif i and text[i - 1] == " ":
+                origin[-1] = i  # a run of spaces is one "▁": it stands for the run's last space
+                continue
+            else:
+                chars.append(METASPACE)
             origin.append(i)
         written = "".join(chars)
         n = len(written)
@@ -105,7 +105,3 @@ class UnigramPieces:
         out.reverse()
         spans.reverse()
         return Encoding(out, spans)
-
-
-def _is_space(text: str, index: int) -> bool:
-    return text[index] == " "
