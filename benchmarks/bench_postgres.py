@@ -258,33 +258,30 @@ def write(size: int, url: str, table: str, n_queries: int, vectors: str = "gauss
     }
 
 
-def read(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
-    """Open the store as a serving process does; time each mode exact and HNSW; recall of HNSW."""
-    from haygraph.retrieval.config import RetrievalConfig
-    from haygraph.retrieval.knowledge_base import KnowledgeBase
-    from haygraph.retrieval.pipeline_runner import run_direct
-    from haygraph.retrieval.pipelines import build_query_pipeline, query_inputs
-    from haygraph.retrieval.postgres.retrieval import dense_search
-    from haygraph.retrieval.tokenize import BM25Tokenizer
+class _Queries:
+    """The real query texts and their vectors on one table: open it, time pipelines, dense top 10s."""
 
-    BM25Tokenizer()("预热")  # jieba's dictionary loads before measuring
-    texts = load_queries(datasets_root(), n_queries)
-    vectors = e5_fit(n_queries)["queries"][: len(texts)]
-    base = {"backend": "postgres", "url": url, "collection": table, "timeout": 600}
-    row: dict[str, Any] = {"size": size, "latency_ms": {}, "recall@10": {}}
+    def __init__(self, url: str, table: str, n_queries: int) -> None:
+        from haygraph.retrieval.tokenize import BM25Tokenizer
 
-    def open_kb(search: str, ef: int = 100) -> KnowledgeBase:
-        config = RetrievalConfig.from_dict({"store": {**base, "search": search, "hnsw_ef_search": ef}})
+        BM25Tokenizer()("预热")  # jieba's dictionary loads before measuring
+        self.texts = load_queries(datasets_root(), n_queries)
+        self.vectors = e5_fit(n_queries)["queries"][: len(self.texts)]
+        self.base = {"backend": "postgres", "url": url, "collection": table, "timeout": 600}
+
+    def open_kb(self, search: str, ef: int = 100) -> Any:
+        """The store as a serving process opens it, exact or HNSW at `ef` (a `KnowledgeBase`)."""
+        from haygraph.retrieval.config import RetrievalConfig
+        from haygraph.retrieval.knowledge_base import KnowledgeBase
+
+        config = RetrievalConfig.from_dict({"store": {**self.base, "search": search, "hnsw_ef_search": ef}})
         return KnowledgeBase.open(None, config)
 
-    start = time.perf_counter()
-    kb = open_kb("exact")
-    row["open_s"] = time.perf_counter() - start
-    start = time.perf_counter()
-    kb.store.bm25_index(_template(kb))  # what the first query (serve: its warm-up) pays
-    row["bm25_load_s"] = time.perf_counter() - start
+    def timings(self, kb: Any, modes: tuple[str, ...], passes: int = 1) -> dict[str, list[float]]:
+        """Per mode, the query pipeline's latencies (query vector given) in the last of `passes` passes."""
+        from haygraph.retrieval.pipeline_runner import run_direct
+        from haygraph.retrieval.pipelines import build_query_pipeline, query_inputs
 
-    def timings(kb: KnowledgeBase, modes: tuple[str, ...]) -> dict[str, list[float]]:
         out = {}
         for mode in modes:
             q = kb.config.query.model_copy(update={"mode": mode})
@@ -292,27 +289,44 @@ def read(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
             pipe.warm_up()
 
             def run(i: int, pipe: Any = pipe) -> Any:
-                return run_direct(pipe, query_inputs(pipe, texts[i], query_embedding=vectors[i].tolist()))
+                vector = self.vectors[i].tolist()
+                return run_direct(pipe, query_inputs(pipe, self.texts[i], query_embedding=vector))
 
-            out[mode] = timed(run, len(texts))
+            for _ in range(passes):
+                out[mode] = timed(run, len(self.texts))
         return out
 
-    def top10(kb: KnowledgeBase) -> list[list[str]]:
-        store: Any = kb.store  # a PostgresStore
-        return [
-            [d.id for d in dense_search(store.settings, DIM, v.tolist(), None, 10, store)] for v in vectors
-        ]
+    def top10(self, kb: Any) -> list[list[str]]:
+        """Each query's dense top 10 ids from the store `kb` opened."""
+        from haygraph.retrieval.postgres.retrieval import dense_search
 
-    row["latency_ms"]["exact"] = timings(kb, ("bm25", "dense", "hybrid"))
+        store: Any = kb.store  # a PostgresStore
+        found = (dense_search(store.settings, DIM, v.tolist(), None, 10, store) for v in self.vectors)
+        return [[d.id for d in docs] for docs in found]
+
+
+def recall_at_10(exact: list[list[str]], found: list[list[str]]) -> float:
+    """Mean share of each query's exact top 10 that `found` holds."""
+    return float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(exact, found, strict=True)]))
+
+
+def read(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
+    """Open the store as a serving process does; time each mode exact and HNSW; recall of HNSW."""
+    queries = _Queries(url, table, n_queries)
+    row: dict[str, Any] = {"size": size, "latency_ms": {}, "recall@10": {}}
+    start = time.perf_counter()
+    kb = queries.open_kb("exact")
+    row["open_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    kb.store.bm25_index(_template(kb))  # what the first query (serve: its warm-up) pays
+    row["bm25_load_s"] = time.perf_counter() - start
+    row["latency_ms"]["exact"] = queries.timings(kb, ("bm25", "dense", "hybrid"))
     row["reader_one_store_mb"] = memory()  # one store open, as in serve; each ef_search below opens another
-    exact = top10(kb)
+    exact = queries.top10(kb)
     for ef in EF_SEARCH:
-        hnsw = open_kb("hnsw", ef)
-        row["latency_ms"][f"hnsw ef={ef}"] = timings(hnsw, ("dense", "hybrid"))
-        found = top10(hnsw)
-        row["recall@10"][str(ef)] = float(
-            np.mean([len(set(a) & set(b)) / 10 for a, b in zip(exact, found, strict=True)])
-        )
+        hnsw = queries.open_kb("hnsw", ef)
+        row["latency_ms"][f"hnsw ef={ef}"] = queries.timings(hnsw, ("dense", "hybrid"))
+        row["recall@10"][str(ef)] = recall_at_10(exact, queries.top10(hnsw))
     row["reader_memory_mb"] = memory()
     row["reader_peak_mb"] = _peak_mb()
     return row
@@ -347,7 +361,7 @@ def grid(
                 found.append([d.id for d in dense_search(at, DIM, vectors[i].tolist(), None, 10)])
 
             latency = timed(search, len(vectors), warmup=0)
-            recall = float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(exact, found, strict=True)]))
+            recall = recall_at_10(exact, found)
             rows.append(
                 {
                     "m": m,
@@ -437,44 +451,20 @@ def hybrid_at(size: int, url: str, table: str, n_queries: int, efs: tuple[int, .
     Each ``ef_search`` is timed twice in a row and the second pass is kept: the first reads the index
     into the server's buffers (with ``shared_buffers`` smaller than the index, every pass does).
     """
-    from haygraph.retrieval.config import RetrievalConfig
-    from haygraph.retrieval.knowledge_base import KnowledgeBase
-    from haygraph.retrieval.pipeline_runner import run_direct
-    from haygraph.retrieval.pipelines import build_query_pipeline, query_inputs
     from haygraph.retrieval.postgres import connection
-    from haygraph.retrieval.postgres.retrieval import dense_search
-    from haygraph.retrieval.tokenize import BM25Tokenizer
 
-    BM25Tokenizer()("预热")  # jieba's dictionary loads before measuring
-    texts = load_queries(datasets_root(), n_queries)
-    vectors = e5_fit(n_queries)["queries"][: len(texts)]
-    base = {"backend": "postgres", "url": url, "collection": table, "timeout": 600}
-    exact_settings = RetrievalConfig.from_dict({"store": {**base, "search": "exact"}}).store
-    exact = [[d.id for d in dense_search(exact_settings, DIM, v.tolist(), None, 10)] for v in vectors]
-    with connection.short_connection(exact_settings) as conn:
+    queries = _Queries(url, table, n_queries)
+    exact_kb = queries.open_kb("exact")
+    exact = queries.top10(exact_kb)
+    with connection.short_connection(exact_kb.store.settings) as conn:
         graph = conn.execute(
             "SELECT pg_get_indexdef(to_regclass(%s)), current_setting('shared_buffers')", (f"{table}_hnsw",)
         ).fetchone()
     rows = []
     for ef in efs:
-        config = RetrievalConfig.from_dict({"store": {**base, "search": "hnsw", "hnsw_ef_search": ef}})
-        kb = KnowledgeBase.open(None, config)
-        kb.store.bm25_index(_template(kb))
-        query = kb.config.query.model_copy(update={"mode": "hybrid"})
-        pipe = build_query_pipeline(kb.config, kb.store, query, embed_query=False)[0]
-        pipe.warm_up()
-
-        def run(i: int, pipe: Any = pipe) -> Any:
-            return run_direct(pipe, query_inputs(pipe, texts[i], query_embedding=vectors[i].tolist()))
-
-        timed(run, len(texts))
-        latency = timed(run, len(texts))
-        store: Any = kb.store
-        found = [
-            [d.id for d in dense_search(store.settings, DIM, v.tolist(), None, 10, store)] for v in vectors
-        ]
-        recall = float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(exact, found, strict=True)]))
-        rows.append({"ef_search": ef, "hybrid_ms": latency, "recall": recall})
+        kb = queries.open_kb("hnsw", ef)
+        latency = queries.timings(kb, ("hybrid",), passes=2)["hybrid"]
+        rows.append({"ef_search": ef, "hybrid_ms": latency, "recall": recall_at_10(exact, queries.top10(kb))})
     return {"size": size, "index": graph[0], "shared_buffers": graph[1], "rows": rows}
 
 
