@@ -21,6 +21,7 @@ from typing import Any
 
 from haygraph.eval.index_prep import datasets_root
 from haygraph.retrieval import sample_handbook_path
+from haygraph.retrieval.converters import read_beir_corpus
 
 
 def texts(limit: int = 0) -> dict[str, list[str]]:
@@ -28,14 +29,11 @@ def texts(limit: int = 0) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     root = datasets_root()
     for folder in sorted(p for p in root.iterdir() if (p / "corpus.jsonl").is_file()):
-        docs, queries = [], []
-        with (folder / "corpus.jsonl").open(encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                docs.append(" ".join(x for x in (row.get("title"), row.get("text")) if x))
+        # the documents as they are indexed (title, blank line, text)
+        docs = [d.content or "" for d in read_beir_corpus(folder / "corpus.jsonl", limit or None)]
         with (folder / "queries.jsonl").open(encoding="utf-8") as fh:
             queries = [json.loads(line)["text"] for line in fh]
-        out[f"{folder.name} documents"] = docs[:limit] if limit else docs
+        out[f"{folder.name} documents"] = docs
         out[f"{folder.name} queries"] = queries[:limit] if limit else queries
     paragraphs = [
         p.strip()

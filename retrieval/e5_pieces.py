@@ -11,7 +11,7 @@ speed matters. Its `Unigram` model keeps a trie of hash maps over the 250,002 pi
 `haygraph serve` process's ~715 MB, held for as long as the reader lives. This class keeps one dict
 (piece -> id), the scores and, per first character, the longest piece that starts with it (which
 bounds the search): ~55 MB. Both give the same ids and the same character offsets on every text of the
-shared datasets and the handbook, 35,054 encodings (``benchmarks/bench_e5_pieces.py``, which also prints
+shared datasets and the handbook, 35,050 encodings (``benchmarks/bench_e5_pieces.py``, which also prints
 the speed of each: this one takes ~5-6 times as long; ``tests/retrieval/test_e5_pieces.py`` checks a
 sample).
 """
