@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
-import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -35,7 +34,7 @@ from tqdm import tqdm
 from haygraph.retrieval.config import BUNDLED_MODEL, E5_BACKEND, E5_MODEL
 from haygraph.retrieval.e5_encoder import E5_CACHE_KEY, E5Encoder, choose_backend
 from haygraph.retrieval.errors import ModelUnavailableError
-from haygraph.retrieval.model_paths import is_bundled, resolve_model
+from haygraph.retrieval.model_paths import default_cache_dir, is_bundled, resolve_model
 from haygraph.retrieval.onnx_encoder import (
     EXPORT_REVISION,
     ONNX_BACKENDS,
@@ -51,12 +50,6 @@ logger = logging.getLogger(__name__)
 
 CACHE_SLICE = 256
 """Chunks embedded (and cached) per slice."""
-
-
-def default_cache_dir() -> Path:
-    """`$HAYGRAPH_CACHE_DIR`, else `~/.cache/haygraph` (read when called, never at import)."""
-    env = os.environ.get("HAYGRAPH_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "haygraph"
 
 
 def check_backend(backend: str) -> str:

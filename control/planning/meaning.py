@@ -92,12 +92,12 @@ def key_words(question: str) -> tuple[str, ...]:
     words = [t for t in terms(asked) if t.isascii() and " " not in t]
     runs = CJK_RUN.findall(asked)
     if runs:
-        import jieba
+        from haygraph.retrieval import chinese_words
 
         for run in runs:
             words.extend(
                 w
-                for w in jieba.lcut(run)
+                for w in chinese_words.cut(run)
                 if len(w) >= 2 and not _QUESTION_CHARS.search(w) and w not in _ZH_GENERIC
             )
     return tuple(dict.fromkeys(words))
@@ -148,18 +148,18 @@ def contrasted_words(
     missing = [w for w in missing_words(question, texts)[0] if not w.isascii() and len(w) == 2]
     if not missing or not units:
         return []
-    import jieba.posseg
+    from haygraph.retrieval import chinese_words
 
     def things(text: str) -> set[str]:
         # two-character nouns and time words (晚餐, 周末), not verbs or numerals (要用, 一天); a verbal
         # noun followed by an aspect particle is a verb ("设置了 max": an action, not a thing)
-        tagged = jieba.posseg.lcut(text)
+        tagged = chinese_words.tagged(text)
         return {
-            p.word
-            for p, nxt in zip(tagged, [*tagged[1:], None], strict=True)
-            if len(p.word) == 2
-            and CJK.match(p.word[0])
-            and (p.flag[0] in "nt" or (p.flag == "vn" and not (nxt and nxt.word[:1] in _ASPECT)))
+            word
+            for (word, flag), nxt in zip(tagged, [*tagged[1:], None], strict=True)
+            if len(word) == 2
+            and CJK.match(word[0])
+            and (flag[0] in "nt" or (flag == "vn" and not (nxt and nxt[0][:1] in _ASPECT)))
         }
 
     nouns = things(question_text(question))
@@ -191,11 +191,10 @@ _NOT_A_NOUN = re.compile(r"[几多什么哪怎谁吗呢是有的了在和与及�
 @functools.lru_cache(maxsize=4096)
 def _nouns(text: str) -> frozenset[str]:
     """The two-character Chinese nouns of `text` (jieba's ``n`` tags)."""
-    import jieba.posseg
+    from haygraph.retrieval import chinese_words
 
-    return frozenset(
-        p.word for p in jieba.posseg.lcut(text) if len(p.word) == 2 and CJK.match(p.word[0]) and p.flag == "n"
-    )
+    tagged = chinese_words.tagged(text)
+    return frozenset(word for word, flag in tagged if len(word) == 2 and CJK.match(word[0]) and flag == "n")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -204,11 +203,11 @@ def _asked_pairs(asked: str) -> frozenset[str]:
 
     Pairs of single characters it cuts apart count too (年 / 假 in 年假有几天: its dictionary lacks 年假).
     """
-    import jieba
+    from haygraph.retrieval import chinese_words
 
     pairs: set[str] = set()
     for run in CJK_RUN.findall(asked):
-        cut = jieba.lcut(run)
+        cut = chinese_words.cut(run)
         pairs.update(w for w in cut if len(w) == 2)
         pairs.update(a + b for a, b in itertools.pairwise(cut) if len(a) == len(b) == 1)
     return frozenset(p for p in pairs if not _NOT_A_NOUN.search(p))
@@ -255,17 +254,16 @@ def missing_names(question: str, texts: Sequence[str]) -> list[str]:
     joined = " ".join(texts).lower()
     if script_weights(joined)[0] < SCRIPT_SHARE:
         return []
-    import jieba
-    import jieba.posseg
+    from haygraph.retrieval import chinese_words
 
     names = [
-        p.word
+        word
         for run in CJK_RUN.findall(question_text(question))
-        for p in jieba.posseg.lcut(run)
-        if p.flag in NAME_FLAGS
-        and len(p.word) >= 2
-        and not _QUESTION_CHARS.search(p.word)
-        and jieba.dt.FREQ.get(p.word, 0) < COMMON_NAME_FREQ
+        for word, flag in chinese_words.tagged(run)
+        if flag in NAME_FLAGS
+        and len(word) >= 2
+        and not _QUESTION_CHARS.search(word)
+        and (chinese_words.frequency(word) or 0) < COMMON_NAME_FREQ
     ]
     return [name for name in dict.fromkeys(names) if name not in joined]
 
@@ -276,9 +274,9 @@ def warm_up() -> None:
     Importing `jieba.posseg` unmarshals its tables while holding the interpreter lock for a few hundred
     milliseconds; a server calls this at start-up so that pause is not paid in the middle of serving.
     """
-    import jieba.posseg
+    from haygraph.retrieval import chinese_words
 
-    jieba.posseg.lcut("年假有几天")
+    chinese_words.warm_up()
 
 
 def missing_share(question: str, texts: Sequence[str]) -> float:
