@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from haygraph.adapters.service.allocator import MemoryTrimmer, give_back_large_blocks, limit_arenas
 from haygraph.adapters.service.app import create_app
-from haygraph.adapters.service.service import HaygraphService, give_back_large_blocks
+from haygraph.adapters.service.service import HaygraphService
 from haygraph.adapters.service.settings import ServiceSettings
 from haygraph.adapters.service.shutdown import GracefulServer, server_config
 from haygraph.adapters.service.threads import check_threads_db, describe_threads_db
@@ -80,9 +81,16 @@ def unseen_chunks_warning(service: HaygraphService, tenants: set[str]) -> str | 
 def serve(settings: ServiceSettings, *, announce: Callable[[str], None] | None = None) -> None:
     """Load everything, then serve until interrupted; `announce` receives the start-up lines."""
     check_threads_db(settings.threads_db)
-    give_back_large_blocks()  # a process of its own: its allocator is ours to set
+    # a process of its own: its allocator is ours to set (see `allocator`), before any thread serves
+    give_back_large_blocks()
+    limit_arenas()
     service = HaygraphService(settings)
     service.load()
     for line in startup_lines(service):
         (announce or logger.info)(line)
-    GracefulServer(server_config(create_app(service), service), service).run()
+    trimmer = MemoryTrimmer()
+    trimmer.start()
+    try:
+        GracefulServer(server_config(create_app(service), service), service).run()
+    finally:
+        trimmer.stop()

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import dataclasses
 import gc
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -58,29 +56,6 @@ NO_DOCUMENTS_FOR_KEY = Bilingual(
 
 WARM_QUESTIONS = ("How many days of annual leave do I get?", "年假有几天？")
 """Asked once at start-up (one English, one Chinese), answers discarded: see `HaygraphService._warm_turns`."""
-
-
-MMAP_THRESHOLD = 128 * 1024
-"""Blocks of at least this many bytes are mapped apart by glibc, and given back when freed."""
-
-
-def give_back_large_blocks() -> bool:
-    """Fix glibc's mmap threshold at `MMAP_THRESHOLD` for this process; False where not done.
-
-    By default glibc raises the threshold to the size of each mapped block freed (up to 32 MB), so
-    after the first large numpy array of a query (BM25 scores over a million chunks are 4-8 MB each)
-    later ones come from the heap and stay there when freed. Fixed, they are mapped and unmapped:
-    measured with `benchmarks.bench_postgres`'s serve process on a 1M-chunk PostgreSQL store, 711 MB
-    instead of 766 MB after 100 queries (658 instead of 679 after start), p50 unchanged. An operator's
-    own ``MALLOC_MMAP_THRESHOLD_`` is left in force; elsewhere than glibc this does nothing.
-    """
-    if os.environ.get("MALLOC_MMAP_THRESHOLD_"):
-        return False
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.mallopt(-3, MMAP_THRESHOLD))  # -3: M_MMAP_THRESHOLD
-    except (OSError, AttributeError):
-        return False
 
 
 def settle_memory() -> None:

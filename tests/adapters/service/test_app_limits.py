@@ -116,7 +116,7 @@ class TestSqliteThreads:
 _FREED = """
 import sys
 import numpy as np
-from haygraph.adapters.service.service import give_back_large_blocks
+from haygraph.adapters.service.allocator import give_back_large_blocks
 if sys.argv[1] == "fixed":
     assert give_back_large_blocks()
 def anon():
