@@ -98,11 +98,28 @@ def session(path: Path, threads: int = 0) -> Any:
     return made
 
 
-def lower_hidden(ids: np.ndarray, mask: np.ndarray, vocab: E5Vocabulary, threads: int = 0) -> np.ndarray:
+def lower_hidden(
+    ids: np.ndarray, mask: np.ndarray, vocab: E5Vocabulary, threads: int = 0, run_options: Any = None
+) -> np.ndarray:
     """The lower graph's output (hidden states after layer `SPLIT_LAYER` - 1) for padded token `ids`."""
     lower = session(checked(WEIGHTS_DIR / LOWER), threads)
-    (hidden,) = lower.run(["lower"], {"embeddings": vocab.embed(ids), "attention_mask": mask})
+    (hidden,) = lower.run(["lower"], {"embeddings": vocab.embed(ids), "attention_mask": mask}, run_options)
     return np.asarray(hidden)
+
+
+@functools.lru_cache(maxsize=1)
+def shrinking_run() -> Any:
+    """Run options that hand the session's arena back to the system at the end of the run.
+
+    ONNX Runtime keeps the memory of a run's activations in its arena for the next run. For the reader's
+    small groups that is what makes it fast; a passage job's batches (`BATCH_TOKENS`, e.g. 8 x 512
+    tokens) grow the arena by ~250 MB, which a `serve` process that indexed one upload would keep.
+    """
+    import onnxruntime as ort
+
+    options = ort.RunOptions()
+    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    return options
 
 
 class E5OnnxEncoder:
@@ -156,8 +173,10 @@ class E5OnnxEncoder:
                 seq = [vocab.tokens.bos, *body, vocab.tokens.eos]
                 batch[row, : len(seq)] = seq
                 mask[row, : len(seq)] = 1
-            hidden = lower_hidden(batch, mask, vocab, self.threads)
-            (hidden,) = self._upper.run(["hidden"], {"lower": hidden, "attention_mask": mask})
+            # the call's last batch hands the arenas back (`shrinking_run`); the ones before reuse them
+            last = shrinking_run() if end >= len(order) else None
+            hidden = lower_hidden(batch, mask, vocab, self.threads, last)
+            (hidden,) = self._upper.run(["hidden"], {"lower": hidden, "attention_mask": mask}, last)
             pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
             for row, (i, body) in enumerate(group):
                 sums[i] += pooled[row] * max(len(body), 1)

@@ -45,8 +45,16 @@ READER = "reader_int8.onnx"
 BUNDLED = "bundled"
 """The symbolic name of the shipped reader (``query.reader.model: bundled``)."""
 
-WINDOWS_PER_RUN = 8
-"""Most windows one ONNX Runtime call reads (padded to the longest of them)."""
+WINDOWS_PER_RUN = 2
+"""Most windows one ONNX Runtime call reads (padded to the longest of them).
+
+Two, not more: a window of 512 tokens takes ~31 ms in groups of 2, 4 or 8 alike (and 37 ms alone),
+while ONNX Runtime's arena keeps the memory of the largest group it ran: 8 windows grew a serving
+process by ~170 MB (``benchmarks/bench_serve_memory.py``), 2 by ~60 MB."""
+
+_RUN_LOCK = threading.Lock()
+"""One reader run at a time per process: each already uses every core (intra-op threads), and runs side
+by side would each hold their activations in the shared arena (4 asks at a time: ~+100 MB kept)."""
 
 
 @dataclass(frozen=True)
@@ -174,10 +182,11 @@ class ReaderModel:
                 n = len(windows[k].ids)
                 ids[row, :n] = windows[k].ids
                 mask[row, :n] = 1
-            lower = lower_hidden(ids, mask, self._vocab, self.threads)
-            starts, ends = self._session.run(
-                ["start_logits", "end_logits"], {"lower": lower, "attention_mask": mask}
-            )
+            with _RUN_LOCK:
+                lower = lower_hidden(ids, mask, self._vocab, self.threads)
+                starts, ends = self._session.run(
+                    ["start_logits", "end_logits"], {"lower": lower, "attention_mask": mask}
+                )
             for row, k in enumerate(group):
                 n = len(windows[k].ids)
                 out[k] = (starts[row, :n], ends[row, :n])
