@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
-import sys
 import time
 
-from benchmarks.bench_e5_pieces import texts
+from benchmarks.bench_e5_pieces import added_memory, texts
 
 CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
 
@@ -30,12 +28,7 @@ LOADERS = {
 
 def memory(which: str) -> float:
     """MB that loading `which` (its dictionary, tags and HMM tables) adds to a fresh process."""
-    code = (
-        "from benchmarks.bench_e5_pieces import rss_mb; import gc; "
-        f"b = rss_mb(); {LOADERS[which]}; gc.collect(); print(rss_mb() - b)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return float(done.stdout.strip().splitlines()[-1])
+    return added_memory(LOADERS[which])
 
 
 def main(argv: list[str] | None = None) -> int:

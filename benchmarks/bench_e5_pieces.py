@@ -53,14 +53,19 @@ def rss_mb() -> float:
     return 0.0
 
 
-def memory(which: str) -> float:
-    """MB that building tokenizer `which` adds to a fresh process."""
+def added_memory(setup: str) -> float:
+    """MB (VmRSS) that running the Python statements `setup` adds to a fresh process."""
     code = (
-        "from benchmarks.bench_e5_pieces import build, rss_mb; import gc; "
-        f"b = rss_mb(); t = build({which!r}); gc.collect(); print(rss_mb() - b)"
+        "from benchmarks.bench_e5_pieces import rss_mb; import gc; "
+        f"b = rss_mb(); {setup}; gc.collect(); print(rss_mb() - b)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(done.stdout.strip().splitlines()[-1])
+
+
+def memory(which: str) -> float:
+    """MB that building tokenizer `which` adds to a fresh process."""
+    return added_memory(f"from benchmarks.bench_e5_pieces import build; t = build({which!r})")
 
 
 def build(which: str) -> Any:

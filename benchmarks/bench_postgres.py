@@ -381,6 +381,19 @@ def _template(kb: Any) -> Any:
     return BM25Index.from_config(kb.config.bm25)
 
 
+def wait_until_ready(proc: subprocess.Popen[bytes], base: str, log: Path) -> None:
+    """Poll `base`/readyz until a started `haygraph serve` answers 200; exit with its log if it died."""
+    import httpx
+
+    while True:
+        if proc.poll() is not None:
+            raise SystemExit(f"serve exited: {log.read_text()[-2000:]}")
+        with contextlib.suppress(httpx.TransportError):
+            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                return
+        time.sleep(0.5)
+
+
 def serve(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
     """A real `haygraph serve` on the store (HNSW, default ef_search): hybrid /v1/search over HTTP, RSS."""
     import httpx
@@ -416,13 +429,7 @@ def serve(size: int, url: str, table: str, n_queries: int) -> dict[str, Any]:
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         base = f"http://127.0.0.1:{port}"
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"serve exited: {(folder / 'serve.log').read_text()[-2000:]}")
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                    break
-            time.sleep(0.5)
+        wait_until_ready(proc, base, folder / "serve.log")
         ready_s = time.perf_counter() - start
         after_start = memory(proc.pid)
         with httpx.Client(base_url=base, timeout=120) as client:

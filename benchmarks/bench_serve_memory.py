@@ -32,7 +32,7 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.bench_postgres import memory
+from benchmarks.bench_postgres import memory, wait_until_ready
 from benchmarks.bench_retrieval import load_queries
 from haygraph.eval.index_prep import datasets_root
 from tests.adapters.service.server_helpers import free_port
@@ -68,13 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             base = f"http://127.0.0.1:{port}"
             started = time.perf_counter()
-            while True:
-                if proc.poll() is not None:
-                    raise SystemExit(f"serve exited: {log_path.read_text()[-2000:]}")
-                with contextlib.suppress(httpx.TransportError):
-                    if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                        break
-                time.sleep(0.5)
+            wait_until_ready(proc, base, log_path)
             print(f"ready in {time.perf_counter() - started:.1f} s ({cmd[1:]})")
 
             def report(phase: str, seconds: float | None = None) -> None:
