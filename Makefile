@@ -68,7 +68,7 @@ lint: install
 # the folders out as the installed `haygraph` namespace (plus the uninstalled benchmark scripts).
 typecheck-tree:
 	@mkdir -p build/typecheck/haygraph
-	@ln -sfn ../../../haygraph/__init__.py build/typecheck/haygraph/__init__.py
+	@for f in haygraph/*.py; do ln -sfn ../../../$$f build/typecheck/$$f; done
 	@for d in retrieval control adapters eval; do ln -sfn ../../../$$d build/typecheck/haygraph/$$d; done
 	@ln -sfn ../../benchmarks build/typecheck/benchmarks
 

@@ -7,7 +7,7 @@ strings whose dictionary frequency (``jieba.dt.FREQ.get``) differs — every wor
 adjacent Chinese characters; it prints the first differences, the time each takes, and the memory each
 adds to a fresh process once loaded (VmRSS, MB).
 
-This is a script that prints figures, not a test (``tests/retrieval/test_chinese_words.py`` is the test).
+This is a script that prints figures, not a test (``tests/test_chinese_words.py`` is the test).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
 
 LOADERS = {
     "jieba": "import jieba, jieba.posseg; jieba.setLogLevel(60); jieba.posseg.lcut('年假有几天')",
-    "compact": "from haygraph.retrieval import chinese_words; chinese_words.warm_up()",
+    "compact": "from haygraph import chinese_words; chinese_words.warm_up()",
 }
 
 
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     import jieba
     import jieba.posseg
 
-    from haygraph.retrieval import chinese_words
+    from haygraph import chinese_words
 
     jieba.setLogLevel(60)
     chinese_words.warm_up()

@@ -31,10 +31,11 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from tqdm import tqdm
 
+from haygraph.cache import default_cache_dir
 from haygraph.retrieval.config import BUNDLED_MODEL, E5_BACKEND, E5_MODEL
 from haygraph.retrieval.e5_encoder import E5_CACHE_KEY, E5Encoder, choose_backend
 from haygraph.retrieval.errors import ModelUnavailableError
-from haygraph.retrieval.model_paths import default_cache_dir, is_bundled, resolve_model
+from haygraph.retrieval.model_paths import is_bundled, resolve_model
 from haygraph.retrieval.onnx_encoder import (
     EXPORT_REVISION,
     ONNX_BACKENDS,

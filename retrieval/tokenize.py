@@ -98,7 +98,7 @@ class BM25Tokenizer:
     def _cjk_tokens(self, run: str) -> list[str]:
         if self.language == "en":
             return list(run)
-        from haygraph.retrieval import chinese_words
+        from haygraph import chinese_words
 
         pieces = [p for p in chinese_words.cut(run) if p.strip()]
         if self.stopwords:

@@ -48,7 +48,7 @@ def _strip_leading_zh(text: str) -> str:
         before = out
         out = _LEADING_ZH.sub("", out).lstrip(" ,，、")
         if out.startswith("那") and len(out) > 2:
-            from haygraph.retrieval import chinese_words
+            from haygraph import chinese_words
 
             cut = chinese_words.cut(out)
             if len(cut[0]) < 3 and (out[1] not in _DEMONSTRATIVE or _glued_noun(out, cut)):
@@ -76,7 +76,7 @@ def _glued_noun(text: str, cut: list[str]) -> bool:
     up (那年 / 假要); not a word of its dictionary (那年 / 夏天), nor a piece that starts with a
     function, modal or question character (那天 / 是, 那天 / 能, 那年 / 会发). `cut`: jieba's cut of `text`.
     """
-    from haygraph.retrieval import chinese_words
+    from haygraph import chinese_words
 
     if len(cut) < 2 or cut[0] != text[:2] or text[1] in "么样些个儿里边":  # 那么多, 那样, 那些: never
         return False

@@ -11,9 +11,10 @@ import jieba
 import jieba.posseg
 import pytest
 
+from haygraph import chinese_words
+from haygraph.chinese_words import CompactWords, load_compact_words
 from haygraph.eval.index_prep import datasets_root
-from haygraph.retrieval import chinese_words, sample_handbook_path
-from haygraph.retrieval.chinese_words import CompactWords, load_compact_words
+from haygraph.retrieval import sample_handbook_path
 
 TOY = "北京大学 2053 nt\n北京 34488 ns\n大学 20025 n\n学生 16000 n\n北京 100 ns\n".encode()
 
@@ -52,7 +53,7 @@ class TestSameAsJieba:
     def test_jieba_posseg_elsewhere_in_the_process_keeps_its_own_tags(self):
         # chinese_words imports jieba.posseg with an empty tag table, then gives it jieba's back lazily
         code = (
-            "from haygraph.retrieval import chinese_words; chinese_words.warm_up(); import jieba.posseg; "
+            "from haygraph import chinese_words; chinese_words.warm_up(); import jieba.posseg; "
             "print([(p.word, p.flag) for p in jieba.posseg.lcut('北京大学的李明去了上海')])"
         )
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -10,7 +10,7 @@ jieba's own classes cut and tag with it: `CompactTokenizer` is a `jieba.Tokenize
 whose tag table is the trie's. The HMM for unknown words is jieba's, unchanged.
 
 Both give jieba's cuts, tags and frequencies exactly: ``benchmarks/bench_chinese_words.py`` compares every
-text of the shared datasets and the handbook, and ``tests/retrieval/test_chinese_words.py`` a sample.
+text of the shared datasets and the handbook, and ``tests/test_chinese_words.py`` a sample.
 
 The trie and arrays are built from the installed jieba's ``dict.txt`` on first use (~2 s) and kept in
 ``<cache dir>/jieba/<digest of dict.txt>.words`` ($HAYGRAPH_CACHE_DIR, else ~/.cache/haygraph), written
@@ -179,7 +179,7 @@ def _dictionary_bytes() -> bytes:
 
 def cache_path(dictionary: bytes) -> Path:
     """Where the compact form of `dictionary` is cached."""
-    from haygraph.retrieval.model_paths import default_cache_dir
+    from haygraph.cache import default_cache_dir
 
     digest = hashlib.sha256(dictionary).hexdigest()[:20]
     return default_cache_dir() / "jieba" / f"{digest}.words"
