@@ -1,4 +1,4 @@
-"""jieba's Chinese word cutting and part-of-speech tags over a compact dictionary: ~6 MB, not ~100 MB.
+"""jieba's Chinese word cutting and part-of-speech tags over a compact dictionary: ~16 MB, not ~118 MB.
 
 jieba keeps its 349,045-word dictionary twice in Python objects: the prefix dict ``FREQ`` (498,113
 words and word prefixes -> frequency, ~63 MB of a process) and, once `jieba.posseg` is imported, the
@@ -14,7 +14,7 @@ text of the shared datasets and the handbook, and ``tests/test_chinese_words.py`
 
 The trie and arrays are built from the installed jieba's ``dict.txt`` on first use (~2 s) and kept in
 ``<cache dir>/jieba/<digest of dict.txt>.words`` ($HAYGRAPH_CACHE_DIR, else ~/.cache/haygraph), written
-whole or not at all; later processes read that file (~6 MB) and build no Python object per word. Where
+whole or not at all; later processes read that file (3.7 MB) and build no Python object per word. Where
 the cache cannot be written, the dictionary is built in memory and a warning says so.
 
 Public functions: `cut`, `tagged`, `frequency`, `warm_up`.
