@@ -136,7 +136,10 @@ class CompactWords:
         trie = marisa_trie.Trie().frombytes(bytes(data[offset:]))  # RuntimeError where it is cut short
         if len(trie) != n:
             raise ValueError(f"truncated: {len(trie)} words of {n}")
-        return cls(trie, freq, tags, tuple(header["tags"]), int(header["total"]), int(header["longest"]))
+        names = tuple(header["tags"])
+        if tags and max(tags) >= len(names):
+            raise ValueError(f"damaged: a tag index {max(tags)} past the {len(names)} tag names")
+        return cls(trie, freq, tags, names, int(header["total"]), int(header["longest"]))
 
     @classmethod
     def build(cls, dictionary: bytes) -> CompactWords:

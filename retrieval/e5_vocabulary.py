@@ -88,7 +88,7 @@ class E5Vocabulary:
         rows of every token ever read would otherwise pile up (up to the table's 54 MB; ~40 MB after
         100 asks on a 1M-chunk store). Reading them again is a minor page fault.
         """
-        rows = np.array(self.table[ids.reshape(-1)]).reshape(-1, 18)
+        rows = self.table[ids.reshape(-1)].reshape(-1, 18)  # a copy: fancy indexing
         if self.mapping is not None and hasattr(mmap, "MADV_DONTNEED"):
             self.mapping.madvise(mmap.MADV_DONTNEED)
         scale = rows[:, :2].copy().view("<f2").astype(np.float32)

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, Literal
 
+from haygraph import chinese_words
+
 logger = logging.getLogger(__name__)
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -98,8 +100,6 @@ class BM25Tokenizer:
     def _cjk_tokens(self, run: str) -> list[str]:
         if self.language == "en":
             return list(run)
-        from haygraph import chinese_words
-
         pieces = [p for p in chinese_words.cut(run) if p.strip()]
         if self.stopwords:
             pieces = [p for p in pieces if p not in CHINESE_STOPWORDS]

@@ -1,6 +1,7 @@
 """jieba over the compact dictionary: the same words, tags and frequencies as jieba itself on real
 texts, and a cache file that is written whole, read back, rebuilt when damaged and optional."""
 
+import dataclasses
 import json
 import logging
 import subprocess
@@ -86,6 +87,9 @@ class TestCompactWords:
                 CompactWords.from_bytes(data[:cut])
         with pytest.raises(ValueError, match="first bytes"):
             CompactWords.from_bytes(b"not a dictionary")
+        bad_tags = dataclasses.replace(words, tags=bytes([len(words.tag_names)]) * len(words.tags))
+        with pytest.raises(ValueError, match="tag index"):
+            CompactWords.from_bytes(bad_tags.to_bytes())
 
 
 class TestCache:

@@ -20,6 +20,7 @@ does nothing and says so (False).
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import os
 import threading
@@ -38,6 +39,7 @@ _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
 
 
+@functools.lru_cache(maxsize=1)
 def _libc() -> Any:
     try:
         return ctypes.CDLL("libc.so.6")

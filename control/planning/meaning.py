@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from haygraph import chinese_words
 from haygraph.control.language import CJK, CJK_RANGES, CJK_RUN, script_weights
 from haygraph.control.planning.extractive import question_text, terms
 
@@ -92,8 +93,6 @@ def key_words(question: str) -> tuple[str, ...]:
     words = [t for t in terms(asked) if t.isascii() and " " not in t]
     runs = CJK_RUN.findall(asked)
     if runs:
-        from haygraph import chinese_words
-
         for run in runs:
             words.extend(
                 w
@@ -148,7 +147,6 @@ def contrasted_words(
     missing = [w for w in missing_words(question, texts)[0] if not w.isascii() and len(w) == 2]
     if not missing or not units:
         return []
-    from haygraph import chinese_words
 
     def things(text: str) -> set[str]:
         # two-character nouns and time words (晚餐, 周末), not verbs or numerals (要用, 一天); a verbal
@@ -191,8 +189,6 @@ _NOT_A_NOUN = re.compile(r"[几多什么哪怎谁吗呢是有的了在和与及�
 @functools.lru_cache(maxsize=4096)
 def _nouns(text: str) -> frozenset[str]:
     """The two-character Chinese nouns of `text` (jieba's ``n`` tags)."""
-    from haygraph import chinese_words
-
     tagged = chinese_words.tagged(text)
     return frozenset(word for word, flag in tagged if len(word) == 2 and CJK.match(word[0]) and flag == "n")
 
@@ -203,8 +199,6 @@ def _asked_pairs(asked: str) -> frozenset[str]:
 
     Pairs of single characters it cuts apart count too (年 / 假 in 年假有几天: its dictionary lacks 年假).
     """
-    from haygraph import chinese_words
-
     pairs: set[str] = set()
     for run in CJK_RUN.findall(asked):
         cut = chinese_words.cut(run)
@@ -254,8 +248,6 @@ def missing_names(question: str, texts: Sequence[str]) -> list[str]:
     joined = " ".join(texts).lower()
     if script_weights(joined)[0] < SCRIPT_SHARE:
         return []
-    from haygraph import chinese_words
-
     names = [
         word
         for run in CJK_RUN.findall(question_text(question))
@@ -274,8 +266,6 @@ def warm_up() -> None:
     Importing `jieba.posseg` unmarshals its tables while holding the interpreter lock for a few hundred
     milliseconds; a server calls this at start-up so that pause is not paid in the middle of serving.
     """
-    from haygraph import chinese_words
-
     chinese_words.warm_up()
 
 

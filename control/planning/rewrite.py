@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from haygraph import chinese_words
 from haygraph.control.language import CJK, words_only
 from haygraph.control.planning.input_check import clean_text
 
@@ -48,8 +49,6 @@ def _strip_leading_zh(text: str) -> str:
         before = out
         out = _LEADING_ZH.sub("", out).lstrip(" ,，、")
         if out.startswith("那") and len(out) > 2:
-            from haygraph import chinese_words
-
             cut = chinese_words.cut(out)
             if len(cut[0]) < 3 and (out[1] not in _DEMONSTRATIVE or _glued_noun(out, cut)):
                 out = out[1:].lstrip(" ,，、")
@@ -76,8 +75,6 @@ def _glued_noun(text: str, cut: list[str]) -> bool:
     up (那年 / 假要); not a word of its dictionary (那年 / 夏天), nor a piece that starts with a
     function, modal or question character (那天 / 是, 那天 / 能, 那年 / 会发). `cut`: jieba's cut of `text`.
     """
-    from haygraph import chinese_words
-
     if len(cut) < 2 or cut[0] != text[:2] or text[1] in "么样些个儿里边":  # 那么多, 那样, 那些: never
         return False
     nxt = cut[1]
