@@ -29,6 +29,13 @@ refused).
   asked-for option, version or number is in no page). The hold-out (``--protocol holdout-docs``) is the
   same over the Apache APISIX documentation (``eval/cases/holdout_docs_cases.jsonl``, written by
   someone who never ran the agent on it, before the reader was tuned; measured once at the end).
+- **Ant Design hold-out** (`holdout_antd_protocol`, ``--protocol holdout-antd``): a second hold-out,
+  written for issue 47 before the decision changed and without running the agent on it, over 30 Ant
+  Design pages kept in the repository (``eval/datasets/antd-docs``, MIT): API-table and guide
+  questions in both languages, near misses, and questions across languages. Setting ``same`` asks the
+  same-language cases over both languages' pages; ``en->zh`` (``zh->en``) asks the English (Chinese)
+  questions whose gold is a Chinese (English) page over that language's pages alone, so the other
+  language's copy of the page cannot answer them.
 - **XQuAD** (`xquad_protocol`): the reader's benchmark asked end to end: `n` questions of one setting
   (``en``, ``zh``, ``zh->en``: a Chinese question over the English store, ``en->zh``), all answerable,
   over a store of that setting's passage language (the 240 paragraphs of XQuAD's 48 articles, default
@@ -42,7 +49,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,6 +75,11 @@ HOLDOUT_CASES_FILE = CASES_DIR / "holdout_docs_cases.jsonl"
 """The hold-out documentation questions (APISIX docs; same fields, plus ``absent_check``)."""
 HOLDOUT_DATASET = "apisix-docs"
 """The hold-out documentation dataset's folder name in the shared datasets folder."""
+HOLDOUT_ANTD_CASES_FILE = CASES_DIR / "holdout_antd_cases.jsonl"
+"""The Ant Design hold-out questions (same fields, plus ``direction``, ``table_cell``, ``absent_check``)."""
+HOLDOUT_ANTD_DATASET = Path(__file__).resolve().parent / "datasets" / "antd-docs"
+"""The Ant Design pages, in the repository (``pages/en``, ``pages/zh``; README.md, LICENSE)."""
+HOLDOUT_ANTD_SETTINGS = ("same", "en->zh", "zh->en")
 XQUAD_DATASET = "xquad"
 """A folder holding google-deepmind/xquad's ``xquad.en.json`` and ``xquad.zh.json``."""
 XQUAD_SETTINGS = ("en", "zh", "zh->en", "en->zh")
@@ -250,6 +262,33 @@ def docs_protocol(
             f"{pages} not found: give the documentation dataset folder (README.md, LICENSE, pages/)"
         )
     return AgentProtocol(name, _labelled_cases(cases, part), paths=[pages])
+
+
+def holdout_antd_protocol(
+    part: Part | Literal["all"] = "test", setting: str = "same", dataset: Path = HOLDOUT_ANTD_DATASET
+) -> AgentProtocol:
+    """The Ant Design hold-out's cases of `part` in `setting`, figures grouped by ``direction``.
+
+    ``same``: the English and Chinese questions over ``dataset/pages`` (both languages; source ids like
+    ``en/button.md``). ``en->zh`` / ``zh->en``: the cross-language questions of that direction over
+    the gold language's folder alone (``pages/zh`` for ``en->zh``; source ids like ``button.md``, so
+    the gold ids lose their language prefix). Every case is in the ``test`` part.
+    """
+    if setting not in HOLDOUT_ANTD_SETTINGS:
+        raise EvalError(f"unknown hold-out setting {setting!r}; valid: {', '.join(HOLDOUT_ANTD_SETTINGS)}")
+    pages = dataset / "pages"
+    if not pages.is_dir():
+        raise EvalError(f"{pages} not found: give the Ant Design dataset folder (README.md, LICENSE, pages/)")
+    cases = _labelled_cases(HOLDOUT_ANTD_CASES_FILE, part, group="direction")
+    if setting == "same":
+        return AgentProtocol("holdout-antd", [c for c in cases if "->" not in c.lang], paths=[pages])
+    gold = setting.split("->")[1]
+    cross = [
+        replace(c, gold_sources=tuple(s.removeprefix(f"{gold}/") for s in c.gold_sources))
+        for c in cases
+        if c.lang == setting
+    ]
+    return AgentProtocol(f"holdout-antd-{setting}", cross, paths=[pages / gold])
 
 
 def xquad_protocol(folder: Path, setting: str, n: int = 30, seed: int = 0) -> AgentProtocol:

@@ -80,19 +80,20 @@ def register(subparsers: Any) -> None:
         required=True,
         choices=[
             "cmrc", "scifact", "handbook", "handbook-paraphrase", "handbook-cross", "docs", "holdout-docs",
-            "xquad", "formats",
+            "holdout-antd", "xquad", "formats",
         ],
     )  # fmt: skip
     p.add_argument(
         "--dataset",
         help="dataset folder or shared dataset name (default: cmrc2018 / scifact / vue-docs / apisix-docs / "
-        "xquad; handbook, handbook-paraphrase, handbook-cross, formats: bundled)",
+        "xquad; handbook, handbook-paraphrase, handbook-cross, formats, holdout-antd: bundled)",
     )
     p.add_argument(
         "--setting",
         default="en",
         choices=["en", "zh", "zh->en", "en->zh"],
-        help="xquad: question language -> passage language (default: en)",
+        help="xquad: question language -> passage language (default: en); holdout-antd: en or zh asks "
+        "the same-language cases of both, zh->en / en->zh the cross-language ones",
     )
     p.add_argument(
         "--part",
@@ -291,6 +292,7 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
 
     from haygraph.eval.agent_cases import (
         DOCS_DATASET,
+        HOLDOUT_ANTD_DATASET,
         HOLDOUT_CASES_FILE,
         HOLDOUT_DATASET,
         XQUAD_DATASET,
@@ -299,6 +301,7 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
         handbook_cross_protocol,
         handbook_paraphrase_protocol,
         handbook_protocol,
+        holdout_antd_protocol,
         scifact_protocol,
         xquad_protocol,
     )
@@ -330,6 +333,10 @@ def cmd_eval_agent(args: argparse.Namespace) -> int:
     elif args.protocol == "holdout-docs":
         dataset = resolve_dataset(args.dataset or HOLDOUT_DATASET)
         protocol = docs_protocol(dataset, part, HOLDOUT_CASES_FILE, name="holdout-docs")
+    elif args.protocol == "holdout-antd":
+        dataset = resolve_dataset(args.dataset) if args.dataset else HOLDOUT_ANTD_DATASET
+        setting = args.setting if "->" in args.setting else "same"
+        protocol = holdout_antd_protocol(part, setting, dataset)
     elif args.protocol == "xquad":
         protocol = xquad_protocol(
             resolve_dataset(args.dataset or XQUAD_DATASET), args.setting, args.n, args.seed

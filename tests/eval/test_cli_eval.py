@@ -209,6 +209,24 @@ class TestEvalAgentProtocols:
         assert protocol.paths == [tmp_path / "docs" / "pages"]
         assert {c.lang for c in protocol.cases} == {"en", "zh"} and len(protocol.cases) >= 48
 
+    @pytest.mark.parametrize(
+        ("setting", "name", "groups", "folder"),
+        [
+            ("en", "holdout-antd", {"en", "zh"}, "pages"),
+            ("en->zh", "holdout-antd-en->zh", {"en->zh"}, "pages/zh"),
+            ("zh->en", "holdout-antd-zh->en", {"zh->en"}, "pages/en"),
+        ],
+    )
+    def test_holdout_antd_takes_its_bundled_pages_and_a_setting(
+        self, tmp_path, asked, setting, name, groups, folder
+    ):
+        from haygraph.eval.agent_cases import HOLDOUT_ANTD_DATASET
+
+        assert self._run(tmp_path, "--protocol", "holdout-antd", "--setting", setting) == 0
+        (protocol,) = asked
+        assert protocol.name == name and {c.lang for c in protocol.cases} == groups
+        assert protocol.paths == [HOLDOUT_ANTD_DATASET / folder]
+
     def test_docs_without_the_dataset_is_a_typed_error(self, tmp_path, asked):
         with pytest.raises(EvalError, match="pages"):
             self._run(tmp_path, "--protocol", "docs", "--dataset", str(tmp_path))
