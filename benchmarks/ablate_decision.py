@@ -3,7 +3,8 @@
     python -m benchmarks.ablate_decision --reader bundled [--work DIR] [--out FILE.json]
 
 It reads the rows `benchmarks.train_answerability` collected (the tune parts only: CMRC 2018 tune, SciFact
-train, handbook tune, handbook-cross, handbook-paraphrase tune, documentation tune; every query mode, both
+train, handbook tune, handbook-cross, handbook-paraphrase tune, documentation tune and its cross-language
+directions; every query mode, both
 the first and the expanded evidence of a turn) and the reader's readings of them, then for each variant:
 
 - fits the logistic decision on its signals (5-fold by case, so every row is scored by a model that
@@ -13,12 +14,13 @@ the first and the expanded evidence of a turn) and the reader's readings of them
 - reports, per protocol/language group, the share of answerable turns answered and of unanswerable
   turns refused, and their macro balanced accuracy.
 
-Signal groups: ``reader`` (the reader's margin), ``relevance`` (relevance, lexical relevance, gap),
-``words`` (idf coverage, coverage, span, entities, unit coverage, type missing), ``meaning`` (the e5
-meaning signals; with ``--meaning``). Rules (vetoes after the model, as `AnswerabilityModel.decide`
-applies them): ``identifier`` (a code name no evidence mentions), ``name`` (a Chinese proper name no
-evidence mentions), ``sibling`` (a Chinese noun whose sibling the quoted unit states), ``type`` (the
-asked-for number / duration / time / default ... is not in the unit the reader's span lies in).
+Signal groups: ``reader`` (the reader's margin and whether its span is across languages),
+``relevance`` (relevance, lexical relevance, gap), ``words`` (idf coverage, coverage, span, entities,
+unit coverage, type missing), ``meaning`` (the e5 meaning signals; with ``--meaning``). Rules: every
+named rule of `answerability.RULES`, applied as `AnswerabilityModel.decide` applies them (``before``
+rules refuse outright; ``after`` rules veto a yes, except when the reader's best span is in the other
+language). Each rule is left out in turn from "all signals, all rules", and its gain (answered and
+refused, mean over the groups, each variant at its own threshold) is printed.
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ import numpy as np
 from benchmarks.train_answerability import (
     best_threshold,
     cached_examples,
-    cached_features,
     cached_readings,
+    cached_signals,
+    feature_matrix,
     fit,
     fold_of,
     group_rates,
@@ -44,20 +47,13 @@ from benchmarks.train_answerability import (
     turn_level,
 )
 from haygraph.control.evidence import Evidence
-from haygraph.control.planning.answerability import (
-    FEATURE_NAMES,
-    REQUIRED_TYPES,
-    SIGNALS,
-    absent_code_terms,
-    quoted_units,
-)
-from haygraph.control.planning.extractive import asked_type, holds_type
-from haygraph.control.planning.meaning import MEANING_SIGNALS, contrasted_words, missing_names
-from haygraph.control.planning.reader_answer import holding_unit, usable_span
+from haygraph.control.planning.answerability import FEATURE_NAMES, SIGNALS, RuleInput, reads_across
+from haygraph.control.planning.answerability import RULES as ANSWER_RULES
+from haygraph.control.planning.meaning import MEANING_SIGNALS
 from haygraph.control.reading import Reading
 
 GROUPS = {
-    "reader": ("reader_margin",),
+    "reader": ("reader_margin", "reader_across", "reader_across_margin"),
     "relevance": ("relevance", "lexical_relevance", "gap"),
     "words": (
         "idf_coverage",
@@ -73,31 +69,28 @@ GROUPS = {
 """The decision's signals (`answerability.SIGNALS`) by group; every signal is in exactly one."""
 if sorted(s for group in GROUPS.values() for s in group) != sorted(SIGNALS):
     raise RuntimeError("GROUPS must hold every signal of answerability.SIGNALS exactly once")
-RULES = ("identifier", "name", "sibling", "type")
+RULES = tuple(rule.name for rule in ANSWER_RULES)
+STAGE = {rule.name: rule.stage for rule in ANSWER_RULES}
 
 
-def rule_vetoes(row: dict[str, Any], reading: Reading | None, encoder: Any) -> dict[str, bool]:
-    """Which hand rules refuse this row (each computed as the decision applies it)."""
-    question = row.get("question") or row["query"]
+def rule_verdicts(row: dict[str, Any], signals: dict[str, float], encoder: Any) -> dict[str, bool]:
+    """Which of the decision's named rules (`answerability.RULES`) refuse this row, each on its own.
+
+    As `AnswerabilityModel.decide` applies them: on the rewritten query, the user's words and the row's
+    evidence, with the row's cached signals (the type rules read ``type_missing``).
+    """
     evidence = [Evidence.model_validate(e) for e in row["evidence"]]
-    texts = [e.text for e in evidence]
-    unit = None
-    if reading is not None:
-        found = usable_span(reading, evidence)
-        if found is not None:
-            span, item = found
-            unit = holding_unit(item.text, span.start, span.end) or span.text
-    kind = asked_type(question)
-    return {
-        "identifier": bool(absent_code_terms(question, evidence)),
-        "name": bool(missing_names(question, texts)),
-        "sibling": bool(
-            contrasted_words(
-                row["query"], texts, quoted_units(row["query"], evidence), encoder, asked=question
-            )
-        ),
-        "type": kind in REQUIRED_TYPES and (unit is None or not holds_type(kind, unit)),
-    }
+    question = row["query"]
+    asked = row.get("question") or question
+    early = RuleInput(question, asked, evidence, {}, encoder)
+    late = RuleInput(question, asked, evidence, signals, encoder)
+    return {rule.name: bool(rule.check(early if rule.stage == "before" else late)) for rule in ANSWER_RULES}
+
+
+def row_across(row: dict[str, Any], reading: Reading | None) -> bool:
+    """Whether the decision skips the rules after the model for this row (`answerability.reads_across`)."""
+    items = [Evidence.model_validate(e) for e in [*row["evidence"], *(row.get("candidates") or [])]]
+    return reads_across(row.get("question") or row["query"], reading, items)
 
 
 def evaluate_variant(
@@ -124,6 +117,11 @@ def evaluate_variant(
     return {"threshold": threshold, "macro_balanced": round(float(np.mean(balanced)), 4), "groups": rates}
 
 
+def mean_rate(result: dict[str, Any], key: str) -> float:
+    """The mean over a variant's groups of its answered or refused share (groups without any left out)."""
+    return float(np.nanmean([g[key] for g in result["groups"].values()]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Collect (cached), compute the rule verdicts, evaluate every variant, print and write the table."""
     from benchmarks.train_answerability import tune_protocols
@@ -134,15 +132,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--meaning", action="store_true", help="also ablate the meaning signals (e5 encoder)")
     ap.add_argument("--min-refusal", type=float, default=0.7)
     ap.add_argument("--handbook-weight", type=float, default=8.0)
+    ap.add_argument("--modes", default="hybrid,bm25,dense", help="query modes whose rows are read")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--docs", type=Path, default=None, help="documentation dataset (as train_answerability)")
     ap.add_argument("--out", type=Path, help="write the table as JSON")
     args = ap.parse_args(argv)
     work = Path(args.work)
-    protocols = tune_protocols(300, 200, args.handbook_weight, args.seed)
+    protocols = tune_protocols(300, 200, args.handbook_weight, args.seed, args.docs)
     examples: list[dict[str, Any]] = []
     weights: list[float] = []
     for protocol, weight in protocols:
-        got = cached_examples(protocol, work, args.seed)
+        got = [r for r in cached_examples(protocol, work, args.seed) if r["mode"] in args.modes.split(",")]
         examples.extend(got)
         weights.extend([weight] * len(got))
     readings = cached_readings(examples, args.reader, work)
@@ -151,17 +151,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         from haygraph.adapters.meaning_encoder import E5MeaningEncoder
 
         encoder = E5MeaningEncoder()
-    kind = "reader-meaning" if args.meaning else "reader-plain"
-    x = cached_features(examples, encoder, work / f"features-{kind}.npz", readings)
-    vetoes_path = work / "vetoes.json"
-    known = json.loads(vetoes_path.read_text()) if vetoes_path.is_file() else {}
-    for k, row in enumerate(examples):
-        if row_key(row) not in known:
-            known[row_key(row)] = rule_vetoes(row, readings.get(row_key(row)), encoder)
+    signals = cached_signals(
+        examples, encoder, work / f"signals-{'meaning' if args.meaning else 'plain'}.json"
+    )
+    x = feature_matrix(examples, signals, readings)
+    verdicts_path = work / f"rules-{'meaning' if args.meaning else 'plain'}.json"
+    known = json.loads(verdicts_path.read_text()) if verdicts_path.is_file() else {}
+    if known.get("rules") != list(RULES):
+        known = {"rules": list(RULES), "rows": {}}
+    for k, (row, sig) in enumerate(zip(examples, signals, strict=True)):
+        if row_key(row) not in known["rows"]:
+            known["rows"][row_key(row)] = rule_verdicts(row, sig, encoder)
             if k % 500 == 0:
                 print(f"rules: {k} / {len(examples)}", file=sys.stderr)
-    vetoes_path.write_text(json.dumps(known))
-    veto = {name: np.array([known[row_key(r)][name] for r in examples]) for name in RULES}
+    verdicts_path.write_text(json.dumps(known))
+    across = np.array([row_across(r, readings.get(row_key(r))) for r in examples])
+    veto = {}
+    for name in RULES:
+        fired = np.array([known["rows"][row_key(r)][name] for r in examples])
+        # rules after the model are skipped when the reader's best span is in the other language
+        veto[name] = fired if STAGE[name] == "before" else fired & ~across
     y = np.array([int(r["label"]) for r in examples])
     w = np.array(weights)
     base_groups = ["reader", "relevance", "words"] + (["meaning"] if args.meaning else [])
@@ -173,21 +182,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("all signals, all rules", base_groups, list(RULES)),
         ("relevance+words, all rules (no reader)", ["relevance", "words"], list(RULES)),
     ]
-    best_signals = ["reader", "relevance"]
     for rule in RULES:
-        variants.append((f"reader+relevance +{rule}", best_signals, [rule]))
         others = [r for r in RULES if r != rule]
         variants.append((f"all signals, all rules -{rule}", base_groups, others))
     table = {}
     for name, groups, rules in variants:
-        signals = [s for g in groups for s in GROUPS[g]]
+        signals_kept = [s for g in groups for s in GROUPS[g]]
         vetoes = np.zeros(len(examples), dtype=bool)
         for rule in rules:
             vetoes |= veto[rule]
-        table[name] = evaluate_variant(examples, x, y, w, signals, vetoes, args.min_refusal)
+        table[name] = evaluate_variant(examples, x, y, w, signals_kept, vetoes, args.min_refusal)
         res = table[name]
         cells = " ".join(f"{g}={v['answered']:.2f}/{v['refused']:.2f}" for g, v in res["groups"].items())
         print(f"{name:44s} thr {res['threshold']:.2f} macro {res['macro_balanced']:.3f} | {cells}")
+    full = table["all signals, all rules"]
+    print("\nrule gains (all signals, all rules minus the variant without it; mean over groups):")
+    gains = {}
+    for rule in RULES:
+        without = table[f"all signals, all rules -{rule}"]
+        gains[rule] = {
+            "answered": round(mean_rate(full, "answered") - mean_rate(without, "answered"), 4),
+            "refused": round(mean_rate(full, "refused") - mean_rate(without, "refused"), 4),
+            "fires": int(veto[rule].sum()),
+        }
+        print(
+            f"  {rule:18s} answered {gains[rule]['answered']:+.4f} refused {gains[rule]['refused']:+.4f} "
+            f"(vetoes {gains[rule]['fires']} rows)"
+        )
+    table["rule gains"] = gains  # type: ignore[assignment]
     if args.out:
         args.out.write_text(json.dumps(table, indent=1), encoding="utf-8")
     return 0

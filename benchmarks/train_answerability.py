@@ -55,6 +55,7 @@ from haygraph.control.planning.answerability import (
     WEIGHTS_FILE,
     answerability_features,
     answerability_signals,
+    reader_signals,
 )
 from haygraph.control.planning.meaning import MeaningEncoder
 from haygraph.control.planning.rewrite import rewrite_query
@@ -62,6 +63,7 @@ from haygraph.control.reading import Reading
 from haygraph.eval.agent_cases import (
     AgentProtocol,
     cmrc_protocol,
+    docs_cross_protocol,
     docs_protocol,
     handbook_cross_protocol,
     handbook_paraphrase_protocol,
@@ -156,16 +158,22 @@ def cached_examples(protocol: AgentProtocol, work: Path, seed: int) -> list[dict
     return rows
 
 
-def features_of(
-    row: dict[str, Any], encoder: MeaningEncoder | None = None, reading: Reading | None = None
-) -> list[float]:
-    """The model's inputs for one collected row.
+def signals_of(row: dict[str, Any], encoder: MeaningEncoder | None = None) -> dict[str, float]:
+    """The decision's signals for one collected row, without the reader's (those are `reader_signals`).
 
-    The meaning signals need `encoder`, the reader's margin a `reading`; without them they are 0.
+    The meaning signals need `encoder`; without it they are 0.
     """
     evidence = [Evidence.model_validate(e) for e in row["evidence"]]
-    signals = answerability_signals(row["query"], evidence, encoder, reading)
-    return list(answerability_features(row["query"], signals))
+    return answerability_signals(row["query"], evidence, encoder)
+
+
+def features_of(
+    row: dict[str, Any], signals: dict[str, float], reading: Reading | None = None
+) -> list[float]:
+    """The model's inputs for one collected row: its cached `signals` plus the reader's from `reading`."""
+    items = [Evidence.model_validate(e) for e in [*row["evidence"], *(row.get("candidates") or [])]]
+    merged = {**signals, **reader_signals(row["query"], reading, items)}
+    return list(answerability_features(row["query"], merged))
 
 
 def row_key(row: dict[str, Any]) -> str:
@@ -179,24 +187,29 @@ def cached_readings(examples: list[dict[str, Any]], reader_path: str, work: Path
     The cache file is named by the reader weights' sha256, so another model reads again.
     """
     from haygraph.adapters.evidence_reader import EvidenceReader
-    from haygraph.control.graph.context import Context
-    from haygraph.control.graph.nodes import read_evidence
+    from haygraph.control.graph.nodes import reading_input
     from haygraph.retrieval.reader.model import file_sha256, model_files
 
     onnx, _meta = model_files(None if reader_path == "bundled" else reader_path)
     cache = work / f"readings-{file_sha256(onnx)[:16]}.json"
     known: dict[str, Any] = json.loads(cache.read_text(encoding="utf-8")) if cache.is_file() else {}
     reader = EvidenceReader(reader_path)
-    ctx = Context(reader=reader, answerability=None)
     started = time.perf_counter()
+    same: dict[str, Any] = {}  # rows of one protocol reading the same words over the same items
     for k, row in enumerate(examples):
         key = row_key(row)
         if key in known:
             continue
         evidence = [Evidence.model_validate(e) for e in row["evidence"]]
         candidates = [Evidence.model_validate(e) for e in row.get("candidates") or []]
-        reading = read_evidence(ctx, row.get("question") or row["query"], row["query"], evidence, candidates)
-        known[key] = reading.model_dump() if reading is not None else None
+        if not evidence:
+            known[key] = None
+            continue
+        asked, items = reading_input(row.get("question") or row["query"], row["query"], evidence, candidates)
+        input_key = json.dumps([row["protocol"], asked, [e.id for e in items]], ensure_ascii=False)
+        if input_key not in same:
+            same[input_key] = reader.read(asked, items).model_dump()
+        known[key] = same[input_key]
         if k % 200 == 0:
             print(
                 f"reader: {k} / {len(examples)} rows ({time.perf_counter() - started:.0f} s)", file=sys.stderr
@@ -206,18 +219,29 @@ def cached_readings(examples: list[dict[str, Any]], reader_path: str, work: Path
     return {k: Reading.model_validate(v) for k, v in known.items() if v is not None}
 
 
-def cached_features(
-    examples: list[dict[str, Any]],
-    encoder: MeaningEncoder | None,
-    path: Path,
-    readings: dict[str, Reading] | None = None,
-) -> np.ndarray:
-    """`features_of` every row, kept in `path` with a digest of the rows and of the signal code.
+SIGNAL_CODE = (
+    "answerability_signals",
+    "unit_signals",
+    "key_entities",
+    "term_share",
+    "longest_shared_span",
+    "units_by_share",
+    "script_shares",
+)
+"""The functions of `haygraph.control.planning.answerability` that compute the cached signals."""
 
-    Computing the meaning signals embeds every answer unit (~15 min here); a refit with other
-    settings (threshold rule, weights) reuses them. Any change to the rows or to the modules that
-    compute the signals makes a new file.
+
+def cached_signals(
+    examples: list[dict[str, Any]], encoder: MeaningEncoder | None, path: Path
+) -> list[dict[str, float]]:
+    """`signals_of` every row (the reader's left out), kept in `path` with a digest of the rows and the code.
+
+    Computing the meaning signals embeds every answer unit (~15 min here); a refit with another reader,
+    threshold rule or weights reuses them. A change to the rows or to the modules that compute the
+    signals other than the reader's makes a new file (of `answerability`, the functions in `SIGNAL_CODE`).
     """
+    import inspect
+
     import haygraph.control.planning.answer_units as units_module
     import haygraph.control.planning.answerability as answerability_module
     import haygraph.control.planning.extractive as extractive_module
@@ -226,22 +250,36 @@ def cached_features(
     digest = hashlib.sha256(
         json.dumps([[r["id"], r["mode"], r["stage"], r["query"]] for r in examples]).encode()
     )
-    if readings is not None:
-        digest.update(
-            json.dumps(
-                {row_key(r): readings[row_key(r)].margin for r in examples if row_key(r) in readings}
-            ).encode()
-        )
-    for module in (units_module, answerability_module, extractive_module, meaning_module):
+    for module in (units_module, extractive_module, meaning_module):
         digest.update(Path(str(module.__file__)).read_bytes())
+    for function in SIGNAL_CODE:
+        digest.update(inspect.getsource(getattr(answerability_module, function)).encode())
     key = digest.hexdigest()
     if path.is_file():
-        cached = np.load(path)
-        if str(cached["key"]) == key:
-            return np.asarray(cached["x"])
-    x = np.array([features_of(r, encoder, (readings or {}).get(row_key(r))) for r in examples])
-    np.savez(path, x=x, key=np.array(key))
-    return x
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        if cached.get("key") == key:
+            return list(cached["signals"])
+    signals = []
+    started = time.perf_counter()
+    for k, row in enumerate(examples):
+        signals.append(signals_of(row, encoder))
+        if k % 500 == 0:
+            print(
+                f"signals: {k} / {len(examples)} rows ({time.perf_counter() - started:.0f} s)",
+                file=sys.stderr,
+            )
+    path.write_text(json.dumps({"key": key, "signals": signals}), encoding="utf-8")
+    return signals
+
+
+def feature_matrix(
+    examples: list[dict[str, Any]], signals: list[dict[str, float]], readings: dict[str, Reading] | None
+) -> np.ndarray:
+    """The model's inputs of every row: cached signals plus the reader's (0 without `readings`)."""
+    readings = readings or {}
+    return np.array(
+        [features_of(r, s, readings.get(row_key(r))) for r, s in zip(examples, signals, strict=True)]
+    )
 
 
 SIGN: dict[str, int] = {
@@ -417,6 +455,7 @@ def tune_protocols(
     docs = docs or datasets_root() / "vue-docs"
     if (docs / "pages").is_dir():
         protocols.append((docs_protocol(docs, "tune"), handbook_weight))
+        protocols += [(docs_cross_protocol(docs, asked, "tune"), handbook_weight) for asked in ("en", "zh")]
     else:
         print(f"no documentation dataset at {docs}: its tune cases are left out", file=sys.stderr)
     return protocols
@@ -445,6 +484,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report", action="store_true", help="also print the held-out rates at every candidate threshold"
     )
+    parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help="query modes whose rows are fitted (default: all; the agent's default is hybrid)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", default="/tmp/haygraph-answerability", help="stores and rows are kept here")
     parser.add_argument(
@@ -458,6 +502,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="fit with the margin of this extractive reader ('bundled' or a benchmarks.train_reader folder; "
         "default --out: the shipped answerability_reader.json)",
+    )
+    parser.add_argument(
+        "--lead-precision",
+        type=float,
+        default=0.9,
+        help="with --reader: the share of leading span values that must be right (fits lead_margin)",
     )
     parser.add_argument("--out", default=None, help="weights JSON (default: the shipped file)")
     args = parser.parse_args(argv)
@@ -479,9 +529,23 @@ def main(argv: list[str] | None = None) -> int:
         examples.extend(got)
         weights.extend([weight] * len(got))
         print(f"{protocol.name}: {counts[protocol.name]}", file=sys.stderr)
+    if args.modes != ",".join(MODES):
+        modes = set(args.modes.split(","))
+        keep_rows = [(r, wt) for r, wt in zip(examples, weights, strict=True) if r["mode"] in modes]
+        examples, weights = [r for r, _ in keep_rows], [wt for _, wt in keep_rows]
+        counts = {
+            name: {
+                "rows": sum(r["protocol"] == name for r in examples),
+                "positive": sum(r["label"] for r in examples if r["protocol"] == name),
+            }
+            for name in counts
+        }
+        print(f"query modes {args.modes}: {len(examples)} rows", file=sys.stderr)
     readings = cached_readings(examples, args.reader, work) if args.reader else None
-    kind = ("reader-" if args.reader else "") + ("meaning" if args.meaning else "plain")
-    x = cached_features(examples, encoder, work / f"features-{kind}.npz", readings)
+    signals = cached_signals(
+        examples, encoder, work / f"signals-{'meaning' if args.meaning else 'plain'}.json"
+    )
+    x = feature_matrix(examples, signals, readings)
     print(f"features of {len(examples)} rows ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     if args.leave_out:
         keep = np.array([r["protocol"] not in args.leave_out.split(",") for r in examples])
@@ -502,11 +566,29 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
     clf = fit(x, y, w)
+    lead: dict[str, Any] = {}
+    if readings is not None:
+        from benchmarks.ablate_answer import answer_table, lead_margin
+
+        cases = {(protocol.name, c.id): c for protocol, _w in protocols for c in protocol.cases}
+        _table, points = answer_table(examples, cases, readings, encoder)
+        margin = lead_margin(points, args.lead_precision)
+        led = [ok for m, ok in points if m >= margin]
+        lead = {
+            "lead_margin": None if margin == float("inf") else round(margin, 3),
+            "lead": {
+                "precision_wanted": args.lead_precision,
+                "spans_in_gold": len(points),
+                "led": len(led),
+                "right": round(sum(led) / len(led), 3) if led else None,
+            },
+        }
     data = {
         "weights": {n: round(float(v), 5) for n, v in zip(FEATURE_NAMES, clf.coef_[0], strict=True)},
         "threshold": threshold,
         "trained_on": counts,
         "held_out": group_rates(turns, turn_prob, turn_y, threshold),
+        **lead,
         "command": "python -m benchmarks.train_answerability " + " ".join(argv or sys.argv[1:]),
     }
     Path(out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -291,6 +291,48 @@ def holdout_antd_protocol(
     return AgentProtocol(f"holdout-antd-{setting}", cross, paths=[pages / gold])
 
 
+def docs_cross_protocol(
+    dataset: Path, asked: str, part: Part | Literal["all"] = "tune", cases: Path = DOCS_CASES_FILE
+) -> AgentProtocol:
+    """The documentation cases of `part` in language `asked` (en, zh), asked over the other language's pages.
+
+    The store holds only ``pages/<other>`` (source ids relative to it: ``guide/x.md``), so an answer
+    must be read across languages; a case's gold page ``en/guide/x.md`` becomes ``guide/x.md`` of the
+    other language. An answerable case is kept when every answer string is in that page (an option
+    name, a number, a default written the same way in both); a near miss is kept as it is (its fact
+    is in no page). Cases are grouped by direction (``en->zh``: an English question over Chinese pages).
+    """
+    if asked not in ("en", "zh"):
+        raise EvalError(f"unknown question language {asked!r}; valid: en, zh")
+    other = "zh" if asked == "en" else "en"
+    pages = dataset / "pages" / other
+    if not pages.is_dir():
+        raise EvalError(
+            f"{pages} not found: give the documentation dataset folder (README.md, LICENSE, pages/)"
+        )
+    kept = []
+    for case in _labelled_cases(cases, part):
+        if case.lang != asked:
+            continue
+        gold = tuple(s.split("/", 1)[1] for s in case.gold_sources)
+        if not case.absent:
+            texts = [(pages / s).read_text(encoding="utf-8") for s in gold if (pages / s).is_file()]
+            if not texts or not all(any(a in t for t in texts) for a in case.answers):
+                continue
+        kept.append(
+            AgentCase(
+                id=f"x-{case.id}",
+                question=case.question,
+                lang=f"{asked}->{other}",
+                absent=case.absent,
+                gold_sources=gold,
+                answers=case.answers,
+                all_answers=True,
+            )
+        )
+    return AgentProtocol(f"docs-cross-{asked}", kept, paths=[pages])
+
+
 def xquad_protocol(folder: Path, setting: str, n: int = 30, seed: int = 0) -> AgentProtocol:
     """`n` seeded questions of XQuAD `setting` over its passage language's paragraphs (all answerable).
 

@@ -167,3 +167,61 @@ class TestCrossCases:
         protocol = handbook_cross_protocol(sample_handbook_path())
         assert protocol.name == "handbook-cross" and protocol.paths == [sample_handbook_path()]
         assert Counter(c.lang for c in protocol.cases) == Counter(c["direction"] for c in CROSS_CASES)
+
+
+class TestDocsCross:
+    """The documentation questions asked over the other language's pages (a tune set of the decision)."""
+
+    @staticmethod
+    def dataset(tmp_path: Path) -> tuple[Path, Path]:
+        for lang, text in (("en", "The default delay is 200ms."), ("zh", "默认延迟为 200ms。")):
+            page = tmp_path / "pages" / lang / "guide" / "async.md"
+            page.parent.mkdir(parents=True)
+            page.write_text(text, encoding="utf-8")
+        rows = [
+            ("a1", "en", "answerable", ["en/guide/async.md"], ["200ms"]),
+            ("a2", "en", "answerable", ["en/guide/async.md"], ["default delay"]),  # not in the zh page
+            ("n1", "en", "unanswerable", ["en/guide/async.md"], []),
+            ("a3", "zh", "answerable", ["zh/guide/async.md"], ["200ms"]),
+        ]
+        cases = tmp_path / "cases.jsonl"
+        cases.write_text(
+            "\n".join(
+                json.dumps(
+                    {
+                        "id": i,
+                        "question": "q",
+                        "lang": lang,
+                        "kind": kind,
+                        "expected_sources": src,
+                        "answer_contains": ans,
+                        "split": "tune",
+                    }
+                )
+                for i, lang, kind, src, ans in rows
+            ),
+            encoding="utf-8",
+        )
+        return tmp_path, cases
+
+    def test_each_direction_reads_the_other_languages_pages_alone(self, tmp_path: Path) -> None:
+        from haygraph.eval.agent_cases import docs_cross_protocol
+
+        dataset, cases = self.dataset(tmp_path)
+        en = docs_cross_protocol(dataset, "en", "tune", cases)
+        assert en.name == "docs-cross-en" and en.paths == [dataset / "pages" / "zh"]
+        # a2's answer string is not in the Chinese page: dropped; the near miss stays
+        assert [(c.id, c.lang, c.absent, c.gold_sources) for c in en.cases] == [
+            ("x-a1", "en->zh", False, ("guide/async.md",)),
+            ("x-n1", "en->zh", True, ("guide/async.md",)),
+        ]
+        zh = docs_cross_protocol(dataset, "zh", "tune", cases)
+        assert zh.paths == [dataset / "pages" / "en"] and [c.id for c in zh.cases] == ["x-a3"]
+
+    def test_unknown_language_and_missing_pages_are_errors(self, tmp_path: Path) -> None:
+        from haygraph.eval.agent_cases import docs_cross_protocol
+
+        with pytest.raises(EvalError, match="unknown question language"):
+            docs_cross_protocol(tmp_path, "fr")
+        with pytest.raises(EvalError, match="not found"):
+            docs_cross_protocol(tmp_path, "en")
