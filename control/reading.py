@@ -3,9 +3,13 @@
 The control plane defines the `Reader` protocol and its result, as it does `Retriever` and `Evidence`
 (`haygraph.control.evidence`); the adapters implement it with the trained reader, a Haystack
 component (`haygraph.adapters.evidence_reader.EvidenceReader` over
-`haygraph.retrieval.reader.E5ExtractiveReader`). The evaluate step reads the top evidence once per
-turn: the reader's ``margin`` is the answerability decision's main signal, and its best span is what
-the answer gives first, quoted in the unit that holds it (`haygraph.control.planning.reader_answer`).
+`haygraph.retrieval.reader.E5ExtractiveReader`). The evaluate step reads the top evidence (and the best
+items in the other language) once per turn. The answer-or-refuse decision weighs the best span's
+``margin`` and whether that span is in the other language than the question
+(`haygraph.control.planning.answerability.reader_signals`; the weights shipped in
+``answerability_reader.json``, fitted on tune parts, give them weight: see that file). The offline answer
+quotes the unit that holds the best span, its value first when the margin clears the decision's
+``lead_margin`` (`haygraph.control.planning.reader_answer`).
 """
 
 from __future__ import annotations

@@ -202,6 +202,9 @@ def explain_decision(question: str, result: dict[str, Any]) -> str:
         lines = [
             f"decision: {verdict} by rule: {decision['rule']} (model p={p:.2f}, threshold {threshold:.2f})"
         ]
+    reader = reader_in_words(decision)
+    if reader:
+        lines.append(f"  {reader}")
     missing, _ = missing_words(question, [f"{e['source']} {e['text']}" for e in top])
     if missing:
         lines.append("  no retrieved passage mentions: " + ", ".join(repr(w) for w in missing))
@@ -211,6 +214,20 @@ def explain_decision(question: str, result: dict[str, Any]) -> str:
     signals = decision.get("signals") or {}
     lines.append("  signals: " + ", ".join(f"{k} {v:.2f}" for k, v in signals.items()))
     return "\n".join(lines)
+
+
+def reader_in_words(decision: dict[str, Any]) -> str:
+    """The reader's part of a decision in words: its margin against the margin needed ("" without one)."""
+    margin, needed = decision.get("margin"), decision.get("margin_needed")
+    if margin is None:
+        return ""
+    across = (decision.get("signals") or {}).get("reader_across")
+    where = " in a passage in the other language" if across else ""
+    said = f"reader: best answer span{where} scores {margin:.2f} over 'no answer'"
+    if needed is None:
+        return said
+    verdict = "clears" if margin >= needed else "is below"
+    return f"{said}; it {verdict} the {needed:.2f} needed to answer (the other signals as they are)"
 
 
 def cmd_chat(args: argparse.Namespace) -> int:

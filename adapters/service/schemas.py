@@ -129,7 +129,9 @@ class AskResult(BaseModel):
     decision: dict[str, Any] | None = Field(
         default=None,
         description="The turn's last answer-or-refuse decision: {answerable, probability, threshold, "
-        "signals, rule}; null when none was made (chit-chat, a tool turn).",
+        "signals, rule, margin, margin_needed} (margin: the reader's best span over 'no answer'; "
+        "margin_needed: the margin at which the model would answer); null when none was made "
+        "(chit-chat, a tool turn).",
     )
     answer_spans: list[AnswerSpanView] = Field(
         default_factory=list,

@@ -8,6 +8,7 @@ user-facing message comes from `haygraph.control.texts`.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -261,7 +262,12 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {**update, "answerable": None, "decision": None}
     across = reads_across(question, reading, [*evidence, *candidates])
     decision = model.decide(
-        state.get("query") or question, evidence, asked=question, reading=reading, across=across
+        state.get("query") or question,
+        evidence,
+        asked=question,
+        reading=reading,
+        across=across,
+        read_items=candidates,
     )
     return {
         **update,
@@ -292,6 +298,13 @@ def read_evidence(
     """
     if ctx.reader is None or not evidence:
         return None
+    return ctx.reader.read(*reading_input(question, query, evidence, candidates))
+
+
+def reading_input(
+    question: str, query: str, evidence: Sequence[Evidence], candidates: Sequence[Evidence] = ()
+) -> tuple[str, list[Evidence]]:
+    """What `read_evidence` gives the reader: the words it reads and the items, in order."""
     top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
     asked_chinese = is_chinese(question)
     others = [
@@ -300,7 +313,7 @@ def read_evidence(
         if e not in top and is_chinese(e.text) != asked_chinese
     ][:CROSS_READ]
     asked = query if _adds_words(question, query) else question
-    return ctx.reader.read(asked, [*top, *others])
+    return asked, [*top, *others]
 
 
 def _adds_words(question: str, query: str) -> bool:
@@ -471,12 +484,13 @@ def answer_from_evidence(
             return grounded.answer.strip(), cited, "completed"
     encoder = ctx.answerability.encoder if ctx.answerability is not None else None
     reading = Reading.model_validate(state["reading"]) if state.get("reading") else None
+    lead = ctx.answerability.lead_margin if ctx.answerability is not None else math.inf
     if reading is not None and answers_across(question, reading, kept):  # the picker is not needed
-        extracted = reader_answer(question, reading, kept)
+        extracted = reader_answer(question, reading, kept, lead)
     else:
         extracted = extractive_answer(state.get("query") or question, kept, encoder=encoder)
         if reading is not None:
-            extracted = combined_answer(question, reading, kept, extracted)
+            extracted = combined_answer(question, reading, kept, extracted, lead)
     if extracted is None:
         return insufficient_message(question), [], "insufficient_evidence"
     return extracted.answer, extracted.evidence_ids, ("degraded" if model is not None else "completed")

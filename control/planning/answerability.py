@@ -52,7 +52,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,7 +69,6 @@ from haygraph.control.planning.extractive import (
     holds_measure,
     holds_type,
     own_heading,
-    question_terms,
     question_text,
     terms,
 )
@@ -110,6 +109,8 @@ SIGNALS: tuple[str, ...] = (
     "type_missing",
     *MEANING_SIGNALS,
     "reader_margin",
+    "reader_across",
+    "reader_across_margin",
 )
 """Per-question signals, in feature order within each language block (each block ends with a bias)."""
 
@@ -127,14 +128,11 @@ READER_WEIGHTS_FILE = Path(__file__).resolve().parent / "answerability_reader.js
 
 _CJK = re.compile(f"[{CJK_RANGES}]")
 _LATIN = re.compile(r"[A-Za-z]")
-_KANA_HANGUL = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")
 _QUOTED = re.compile(r"《([^》]+)》|“([^”]+)”|「([^」]+)」|\"([^\"]+)\"|『([^』]+)』")
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*")
 _LATIN_TERM = re.compile(r"[A-Za-z][A-Za-z0-9&.+-]*[A-Za-z0-9]")
 _NOT_WORD = re.compile(rf"[^0-9a-z{CJK_RANGES}]+")
-_ASKS_NUMBER = re.compile(r"多少|几|\bhow (?:many|much)\b|\bwhat number\b", re.IGNORECASE)
-"""A default asked as a number ("默认端口是多少", "how many … by default"): "默认情况下, …" is no answer."""
 _ASKS_BOUND = re.compile(
     r"\b(?:maximum|max|at most|upper limit|minimum|min|at least|lower limit)\b|"
     r"最[多长短少高低大小](?![\u4e00-\u9fff]?的)|至少|上限|下限|封顶",
@@ -154,12 +152,6 @@ _STATES_BOUND = re.compile(
     re.IGNORECASE,
 )
 """Words stating a bound (up to, at most, within, capped, 不超过, 以内, 至少, 限 …), or a range (10–16)."""
-_STATED_NUMBER = re.compile(
-    r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|infinity|unlimited|no limit)\b|无限|不限|"
-    r"[二两三四五六七八九十百千]\s*[个次名人天年月周秒倍项条种层页]",
-    re.IGNORECASE,
-)
-"""A number a default states: digits, a numeral, Infinity / 无限 (not the 一个 "a" of any sentence)."""
 _GENERIC_NAMES = frozenset({"I", "I'm", "Could", "Can", "What", "How", "Is", "Are", "Do", "Does"})
 
 
@@ -175,15 +167,6 @@ def script_shares(text: str) -> tuple[float, float, float]:
             other += 1
     total = cjk + latin + other
     return (cjk / total, latin / total, other / total) if total else (0.0, 0.0, 0.0)
-
-
-def other_language(question: str) -> bool:
-    """Whether the question is written in neither English nor Chinese.
-
-    That is: mostly letters of another script, or Japanese kana / Korean hangul (kanji alone would
-    pass as Chinese).
-    """
-    return script_shares(question)[2] > 0.5 or len(_KANA_HANGUL.findall(question)) >= 2
 
 
 def _is_latin_extended(ch: str) -> bool:
@@ -307,11 +290,32 @@ MARGIN_SCALE = 4.0
 MARGIN_CLIP = 12.0
 
 
-def reader_signal(reading: Reading | None) -> float:
-    """``reader_margin``: the reading's best margin, clipped and scaled; 0 without a reading."""
+def _scaled(margin: float) -> float:
+    return max(-MARGIN_CLIP, min(MARGIN_CLIP, margin)) / MARGIN_SCALE
+
+
+def reader_signals(question: str, reading: Reading | None, items: Sequence[Evidence]) -> dict[str, float]:
+    """The reader's signals: its best margin, and whether that span is in the other language.
+
+    - ``reader_margin``: the best span's margin over its item's no-answer score, clipped to
+      ±`MARGIN_CLIP` and divided by `MARGIN_SCALE` (the floor when no span was read);
+    - ``reader_across``: 1 when that span's item (one of `items`: the evidence and the candidates the
+      reader read) is written in the other language than the question (`is_chinese`), else 0;
+    - ``reader_across_margin``: their product.
+
+    So the fitted model has its own threshold and slope on the margin for an answer in the question's
+    language and for one across languages (SQuAD 2.0's null-score rule, once per side). All 0 without a
+    `reading` (no reader: the weights fitted without it).
+    """
     if reading is None:
-        return 0.0
-    return max(-MARGIN_CLIP, min(MARGIN_CLIP, reading.margin)) / MARGIN_SCALE
+        return {"reader_margin": 0.0, "reader_across": 0.0, "reader_across_margin": 0.0}
+    chinese = {e.id: is_chinese(e.text) for e in items}
+    best = reading.spans[0] if reading.spans else None
+    margin = _scaled(best.margin if best is not None else reading.margin)
+    across = float(
+        best is not None and best.evidence_id in chinese and chinese[best.evidence_id] != is_chinese(question)
+    )
+    return {"reader_margin": margin, "reader_across": across, "reader_across_margin": margin * across}
 
 
 def answerability_signals(
@@ -319,11 +323,13 @@ def answerability_signals(
     evidence: Sequence[Evidence],
     encoder: MeaningEncoder | None = None,
     reading: Reading | None = None,
+    read_items: Sequence[Evidence] = (),
 ) -> dict[str, float]:
     """The per-question signals (`SIGNALS`) of the best `TOP_EVIDENCE` evidence items, best first.
 
     Without an `encoder`, ``meaning_unit`` and ``meaning_heading`` are 0; without a `reading` (the
-    reader's, `haygraph.control.reading`), ``reader_margin`` is 0.
+    reader's, `haygraph.control.reading`), the reader's signals are 0 (`reader_signals`; `read_items`:
+    the candidates it may have read beside `evidence`).
     """
     top = sorted(evidence, key=evidence_key, reverse=True)[:TOP_EVIDENCE]
     if not top:
@@ -346,7 +352,7 @@ def answerability_signals(
         "entities": (sum(1 for x in entities if x in joined) / len(entities)) if entities else 1.0,
         "has_entities": 1.0 if entities else 0.0,
         **unit_signals(question, q_terms, top, encoder),
-        "reader_margin": reader_signal(reading),
+        **reader_signals(question, reading, [*evidence, *read_items]),
     }
 
 
@@ -449,6 +455,117 @@ def answerability_features(question: str, signals: dict[str, float]) -> tuple[fl
     return tuple(w * x for w in (1.0 - share, share) for x in values)
 
 
+@dataclass
+class RuleInput:
+    """What a named rule reads: the question (the rewritten query), the user's words, the evidence."""
+
+    question: str
+    asked: str | None
+    evidence: Sequence[Evidence]
+    signals: dict[str, float]
+    encoder: MeaningEncoder | None
+
+    @functools.cached_property
+    def kind(self) -> str | None:
+        """The type the question asks for (`asked_type`), or None."""
+        return asked_type(self.question)
+
+    @functools.cached_property
+    def quoted(self) -> list[str]:
+        """The units the extractive answer would quote (none when no unit sharing a term holds the type)."""
+        if self.signals.get("type_missing"):
+            return []
+        return would_quote(self.question, self.evidence)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named hand rule of the decision: `check` returns why the turn is refused, or None.
+
+    `stage` ``before`` rules refuse before the model is consulted; ``after`` rules veto a yes of the
+    model (and are skipped when the reader's yes is in the other language, where the question's words
+    are not to be found). Each rule's docstring-level figure is the gain it measured in the ablation on
+    the tune parts (`benchmarks.ablate_decision`).
+    """
+
+    name: str
+    stage: str
+    check: Callable[[RuleInput], str | None]
+
+
+def _absent_identifier(r: RuleInput) -> str | None:
+    absent = absent_code_terms(r.question, r.evidence)
+    return ("no retrieved passage mentions " + ", ".join(f"'{t}'" for t in absent)) if absent else None
+
+
+def _absent_name(r: RuleInput) -> str | None:
+    absent = missing_names(r.question, [e.text for e in r.evidence])
+    return ("no retrieved passage mentions " + ", ".join(f"'{t}'" for t in absent)) if absent else None
+
+
+def _sibling(r: RuleInput) -> str | None:
+    contrasted = contrasted_words(
+        r.question,
+        [e.text for e in r.evidence],
+        quoted_units(r.question, r.evidence),
+        r.encoder,
+        asked=r.asked,
+    )
+    if not contrasted:
+        return None
+    return "no retrieved passage mentions " + ", ".join(
+        f"'{word}' (they state '{sibling}')" for word, sibling in contrasted
+    )
+
+
+def _required(r: RuleInput) -> bool:
+    return r.kind in REQUIRED_TYPES
+
+
+def _type_absent(r: RuleInput) -> str | None:
+    if not _required(r) or any(holds_type(r.kind, unit) for unit in r.quoted):
+        return None
+    return f"no retrieved sentence holds the asked-for {r.kind}"
+
+
+def _type_subject(r: RuleInput) -> str | None:
+    subjects = subject_names(r.question)
+    if not _required(r) or not subjects:
+        return None
+    if any(holds_type(r.kind, u) for u in units_about(subjects, r.quoted, r.evidence)):
+        return None
+    listed = " or ".join(f"'{name}'" for name in subjects)
+    return f"no retrieved sentence about {listed} holds the asked-for {r.kind}"
+
+
+def _measure(r: RuleInput) -> str | None:
+    measure = asked_measure(r.question) if r.kind in ("number", "count") else None
+    if measure is None or any(holds_measure(r.question, unit) for unit in r.quoted):
+        return None
+    return f"no retrieved sentence holds a number of '{measure}'"
+
+
+def _bound(r: RuleInput) -> str | None:
+    if not _required(r) or not _ASKS_BOUND.search(_CODE_SPAN.sub(" ", r.question)):
+        return None
+    if any(holds_type(r.kind, unit) and _STATES_BOUND.search(unit) for unit in r.quoted):
+        return None
+    return f"no retrieved sentence states a limit on the asked-for {r.kind}"
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("identifier", "after", _absent_identifier),
+    Rule("name", "after", _absent_name),
+    Rule("sibling", "after", _sibling),
+    Rule("type absent", "after", _type_absent),
+    Rule("type subject", "after", _type_subject),
+    Rule("measure", "after", _measure),
+    Rule("bound", "after", _bound),
+)
+"""The decision's named rules, in the order they are tried (`AnswerabilityModel.decide`)."""
+RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in RULES)
+
+
 @dataclass(frozen=True)
 class Decision:
     """The answer-or-refuse decision of one evaluate step, with the signals it read.
@@ -463,15 +580,22 @@ class Decision:
     threshold: float
     signals: dict[str, float] = field(default_factory=dict)
     rule: str | None = None
+    margin: float | None = None
+    """The reader's best margin (a logit difference), None without a reading or before the model."""
+    margin_needed: float | None = None
+    """The margin at which, all other signals as they are, the model's probability meets the threshold
+    (None when the fitted weights give the margin no weight or there is no reading)."""
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready form: ``{answerable, probability, threshold, signals, rule}`` (rounded)."""
+        """JSON-ready form: ``{answerable, probability, threshold, signals, rule, margin, margin_needed}``."""
         return {
             "answerable": self.answerable,
             "probability": round(self.probability, 4),
             "threshold": self.threshold,
             "signals": {k: round(v, 4) for k, v in self.signals.items()},
             "rule": self.rule,
+            "margin": None if self.margin is None else round(self.margin, 3),
+            "margin_needed": None if self.margin_needed is None else round(self.margin_needed, 3),
         }
 
 
@@ -486,6 +610,11 @@ class AnswerabilityModel:
     weights: dict[str, float]
     threshold: float = 0.5
     encoder: MeaningEncoder | None = field(default=None, compare=False, repr=False)
+    disabled: frozenset[str] = frozenset()
+    """Names of `RULES` not applied (the ablation turns rules off one at a time)."""
+    lead_margin: float = math.inf
+    """The reader margin from which the span's value leads the offline answer (`reader_answer`): fitted
+    on the tune parts so that a leading value is right at least 90% of the time (inf: it never leads)."""
 
     def __post_init__(self) -> None:
         """Check the weight names and the threshold."""
@@ -494,16 +623,24 @@ class AnswerabilityModel:
             raise ConfigError(f"unknown answerability weight(s) {unknown}; valid: {', '.join(FEATURE_NAMES)}")
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"answerability threshold must be in (0, 1), but got {self.threshold}")
+        unknown_rules = sorted(set(self.disabled) - set(RULE_NAMES))
+        if unknown_rules:
+            raise ConfigError(f"unknown decision rule(s) {unknown_rules}; valid: {', '.join(RULE_NAMES)}")
 
     @classmethod
     def from_file(cls, path: str | Path, encoder: MeaningEncoder | None = None) -> AnswerabilityModel:
-        """Load weights written by the training command (``{"weights": {...}, "threshold": t, ...}``)."""
+        """Load weights written by the training command (``{"weights": {...}, "threshold": t, ...}``).
+
+        ``lead_margin`` is optional (absent or null: the span's value never leads the answer).
+        """
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
+            lead = data.get("lead_margin")
             return cls(
                 weights={k: float(v) for k, v in data["weights"].items()},
                 threshold=float(data["threshold"]),
                 encoder=encoder,
+                lead_margin=math.inf if lead is None else float(lead),
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"cannot load answerability weights from {path}: {exc}") from exc
@@ -516,6 +653,7 @@ class AnswerabilityModel:
         asked: str | None = None,
         reading: Reading | None = None,
         across: bool = False,
+        read_items: Sequence[Evidence] = (),
     ) -> Decision:
         """Whether `evidence` answers `question`, with the probability and the signals behind it.
 
@@ -527,42 +665,59 @@ class AnswerabilityModel:
         Rules first: no evidence, a question without content terms, or one in another language's
         script is not answerable.
         """
-        rule = None
         if not evidence:
-            rule = "no evidence"
-        elif not question_terms(question):
-            rule = "no content terms"
-        elif other_language(question):
-            rule = "another language"
-        if rule:
-            return Decision(False, 0.0, self.threshold, rule=rule)
-        signals = answerability_signals(question, evidence, self.encoder, reading)
-        features = answerability_features(question, signals)
-        z = sum(self.weights.get(name, 0.0) * x for name, x in zip(FEATURE_NAMES, features, strict=True))
-        p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
-        if p < self.threshold:
-            return Decision(False, p, self.threshold, signals)
-        if across:
-            # the rules below look for the question's words in the evidence: over a span in the other
-            # language there are none to find, and the reader's margin has spoken
-            return Decision(True, p, self.threshold, signals)
-        kind = asked_type(question)
-        absent = absent_code_terms(question, evidence) or missing_names(question, [e.text for e in evidence])
-        if absent:
-            names = ", ".join(f"'{t}'" for t in absent)
-            return Decision(False, p, self.threshold, signals, rule=f"no retrieved passage mentions {names}")
-        contrasted = contrasted_words(
-            question, [e.text for e in evidence], quoted_units(question, evidence), self.encoder, asked=asked
+            return Decision(False, 0.0, self.threshold, rule="no evidence")
+        rules = [rule for rule in RULES if rule.name not in self.disabled]
+        early = RuleInput(question, asked, evidence, {}, self.encoder)
+        for rule in rules:
+            if rule.stage == "before" and (why := rule.check(early)):
+                return Decision(False, 0.0, self.threshold, rule=why)
+        signals = answerability_signals(question, evidence, self.encoder, reading, read_items)
+        p = self.probability_of(question, signals)
+        said = functools.partial(
+            Decision,
+            probability=p,
+            threshold=self.threshold,
+            signals=signals,
+            margin=None if reading is None else reading.margin,
+            margin_needed=None if reading is None else self.margin_needed(question, signals),
         )
-        if contrasted:
-            pairs = ", ".join(f"'{word}' (they state '{sibling}')" for word, sibling in contrasted)
-            return Decision(False, p, self.threshold, signals, rule=f"no retrieved passage mentions {pairs}")
-        if kind in REQUIRED_TYPES:
-            quoted = [] if signals["type_missing"] else would_quote(question, evidence)
-            rule = type_rule(question, kind, quoted, evidence)
-            if rule:
-                return Decision(False, p, self.threshold, signals, rule=rule)
-        return Decision(True, p, self.threshold, signals)
+        if p < self.threshold:
+            return said(False)
+        if across:
+            # the rules after the model look for the question's words in the evidence: over a span in
+            # the other language there are none to find, and the reader's margin has spoken
+            return said(True)
+        late = RuleInput(question, asked, evidence, signals, self.encoder)
+        for rule in rules:
+            if rule.stage == "after" and (why := rule.check(late)):
+                return said(False, rule=why)
+        return said(True)
+
+    def margin_needed(self, question: str, signals: dict[str, float]) -> float | None:
+        """The reader margin at which the probability meets the threshold, the other signals as they are.
+
+        The model is linear in the scaled margin (``reader_margin`` and, across languages,
+        ``reader_across_margin``), so this solves ``z(margin) = logit(threshold)``; None when the
+        margin's weight is 0 (clipping aside, it may lie outside the reader's range).
+        """
+        base = {**signals, "reader_margin": 0.0, "reader_across_margin": 0.0}
+        z0 = self._z(question, base)
+        unit = {**base, "reader_margin": 1.0, "reader_across_margin": signals.get("reader_across", 0.0)}
+        slope = self._z(question, unit) - z0
+        if abs(slope) < 1e-9:
+            return None
+        target = math.log(self.threshold / (1.0 - self.threshold))
+        return (target - z0) / slope * MARGIN_SCALE
+
+    def _z(self, question: str, signals: dict[str, float]) -> float:
+        features = answerability_features(question, signals)
+        return sum(self.weights.get(name, 0.0) * x for name, x in zip(FEATURE_NAMES, features, strict=True))
+
+    def probability_of(self, question: str, signals: dict[str, float]) -> float:
+        """The model's probability that the evidence answers `question`, from its `signals`."""
+        z = self._z(question, signals)
+        return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
 
     def probability(self, question: str, evidence: Sequence[Evidence]) -> float:
         """Probability that `evidence` answers `question` (0 by rule: no content terms, another script)."""
@@ -581,36 +736,6 @@ def reads_across(question: str, reading: Reading | None, items: Sequence[Evidenc
     return item is not None and is_chinese(item.text) != is_chinese(question)
 
 
-def type_rule(question: str, kind: str, quoted: Sequence[str], evidence: Sequence[Evidence]) -> str | None:
-    """Why the `quoted` units do not give the required type `kind` that `question` asks for, or None.
-
-    In order: no unit holds the type; none from a passage naming the question's subject
-    (`subject_names`: a Chinese question's Latin terms, an English question's identifiers); a default
-    asked as a number is stated without one; a count in a measure word (几层) has no number of that
-    thing; a bound asked for (maximum, 最多) is stated as no bound.
-    """
-    if not any(holds_type(kind, unit) for unit in quoted):
-        return f"no retrieved sentence holds the asked-for {kind}"
-    subjects = subject_names(question)
-    if subjects and not any(holds_type(kind, u) for u in units_about(subjects, quoted, evidence)):
-        listed = " or ".join(f"'{name}'" for name in subjects)
-        return f"no retrieved sentence about {listed} holds the asked-for {kind}"
-    if (
-        kind == "default"
-        and _ASKS_NUMBER.search(question)
-        and not any(holds_type("default", unit) and _STATED_NUMBER.search(unit) for unit in quoted)
-    ):
-        return "no retrieved sentence states a default number"
-    measure = asked_measure(question) if kind in ("number", "count") else None
-    if measure is not None and not any(holds_measure(question, unit) for unit in quoted):
-        return f"no retrieved sentence holds a number of '{measure}'"
-    if _ASKS_BOUND.search(_CODE_SPAN.sub(" ", question)) and not any(
-        holds_type(kind, unit) and _STATES_BOUND.search(unit) for unit in quoted
-    ):
-        return f"no retrieved sentence states a limit on the asked-for {kind}"
-    return None
-
-
 @functools.lru_cache(maxsize=8)
 def shipped_model(encoder: MeaningEncoder | None = None, *, reader: bool = False) -> AnswerabilityModel:
     """The model shipped with the package (loaded once per encoder and reader, on first use).
@@ -619,7 +744,12 @@ def shipped_model(encoder: MeaningEncoder | None = None, *, reader: bool = False
     with an `encoder`, the weights fitted with the meaning signals (``answerability_meaning.json``);
     without either, those fitted on words alone.
     """
-    if reader and READER_WEIGHTS_FILE.is_file():
+    if reader:
+        if not READER_WEIGHTS_FILE.is_file():
+            raise ConfigError(
+                f"the reader's decision weights {READER_WEIGHTS_FILE} are missing: reinstall haygraph, or "
+                "fit them with python -m benchmarks.train_answerability --reader bundled --meaning"
+            )
         return AnswerabilityModel.from_file(READER_WEIGHTS_FILE, encoder)
     if encoder is not None and MEANING_WEIGHTS_FILE.is_file():
         return AnswerabilityModel.from_file(MEANING_WEIGHTS_FILE, encoder)

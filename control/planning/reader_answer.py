@@ -10,6 +10,7 @@ language the source is in (the span stays in the source's words: it is a quote).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -83,15 +84,21 @@ def source_note(question: str, source_text: str) -> str:
     return ""
 
 
-def reader_answer(question: str, reading: Reading, evidence: Sequence[Evidence]) -> ExtractiveAnswer | None:
-    """The answer from the best usable span: span, the unit holding it, ``[id]``; None without a span."""
+def reader_answer(
+    question: str, reading: Reading, evidence: Sequence[Evidence], lead_margin: float = -math.inf
+) -> ExtractiveAnswer | None:
+    """The answer from the best usable span: the unit holding it, ``[id]``; None without a span.
+
+    The span's value leads (``value — unit [id]``) when its margin is at least `lead_margin` (the
+    decision's fitted ``lead_margin``: below it the value is too often wrong to put first).
+    """
     found = usable_span(reading, evidence)
     if found is None:
         return None
     span, item = found
     value = readable_value(span.text) or " ".join(span.text.split())
     unit = holding_unit(item.text, span.start, span.end) or value
-    if len(value) >= NEARLY_ALL * len(unit):
+    if span.margin < lead_margin or len(value) >= NEARLY_ALL * len(unit):
         text = unit
     else:
         text = f"{value}{'——' if is_chinese(unit) else ' — '}{unit}"
@@ -101,22 +108,99 @@ def reader_answer(question: str, reading: Reading, evidence: Sequence[Evidence])
 
 
 def combined_answer(
-    question: str, reading: Reading, evidence: Sequence[Evidence], picked: ExtractiveAnswer | None
+    question: str,
+    reading: Reading,
+    evidence: Sequence[Evidence],
+    picked: ExtractiveAnswer | None,
+    lead_margin: float = -math.inf,
 ) -> ExtractiveAnswer | None:
     """The offline answer from the reader's best span and the sentence picker's answer `picked`.
 
     - The span's chunk is in the other language than the question (or the picker found nothing):
-      `reader_answer`, the span's value and the unit holding it. The picker matches words and finds
-      little across languages: on XQuAD the unit holding the reader's span contained the gold answer
-      for 58-65% of cross-language questions, the picker's answer for 39-42%.
-    - Otherwise `picked`, unchanged: on XQuAD's same-language questions the picker's answer contained the
-      gold more often (92-94%) than the reader's unit (84-85%), and the reader trained on two CPU cores
-      can point at a wrong value ("5 days" over a 12/15/20-day table) that would lead the answer. Its
-      span still reaches the result (`answer_spans`) and the highlight.
+      `reader_answer`, the unit holding the span, its value first from `lead_margin` on. The picker
+      matches words and finds little across languages.
+    - Otherwise `picked`, with the span's table row in place of a table it quotes whole
+      (`narrowed_to_row`: "B2 → 90 EUR", not every level's fee). On the tune parts (`python -m
+      benchmarks.ablate_answer`, hybrid) the picker's quote held every gold fact more often than the
+      span's unit in the same language (handbook en 1.00 against 0.33, zh 0.91 / 0.64; docs en 1.00 /
+      0.44, zh 0.89 / 0.78; CMRC 0.93 / 0.90): its up-to-three units cover facts the one unit does not.
     """
     if picked is not None and not answers_across(question, reading, evidence):
+        return narrowed_to_row(question, picked, reading, evidence)
+    return reader_answer(question, reading, evidence, lead_margin) or picked
+
+
+def narrowed_to_row(
+    question: str, picked: ExtractiveAnswer, reading: Reading, evidence: Sequence[Evidence]
+) -> ExtractiveAnswer:
+    """`picked` with one table row in place of the whole table it quotes, when the question names the row.
+
+    A short two-column table is one answer unit ("Level → Monthly fee: B1 → 120 EUR; B2 → 90 EUR; ..."):
+    quoted whole, it answers "B2 per month" with every level's fee. When the reader's best span lies in
+    a table of an item the answer cites, the row quoted is the span's row if the question names it by
+    its first cell ("B2"), else the one row of that table the question names; no named row, or several,
+    leave the picker's quote as it is. The reader points at the table; the question's row key picks
+    the row, since the reader, trained on two CPU cores, points at a sibling row often enough ("120 EUR"
+    for "B2"; on the tune parts narrowing to the span's row whatever it was lost 2 of 9 English
+    handbook answers).
+    """
+    found = usable_span(reading, evidence)
+    if found is None or found[1].id not in picked.evidence_ids:
         return picked
-    return reader_answer(question, reading, evidence) or picked
+    span, item = found
+    if table_row_at(item.text, span.start) is None:
+        return picked
+    named = [at for at in _table_rows(item.text, span.start) if _names_row(question, item.text, at)]
+    own = [at for at in named if at <= span.start < item.text.find("\n", at) % (len(item.text) + 1)]
+    chosen = own or (named if len(named) == 1 else [])
+    row = table_row_at(item.text, chosen[0]) if chosen else None
+    if row is None:
+        return picked
+    value = _cells(item.text, chosen[0])[-1]
+    units = [row if unit != row and value in unit and len(unit) > len(row) else unit for unit in picked.units]
+    if units == picked.units:
+        return picked
+    answer = picked.answer
+    for old, new in zip(picked.units, units, strict=True):
+        if old != new:
+            answer = answer.replace(old, new, 1)
+    return ExtractiveAnswer(answer=answer, evidence_ids=picked.evidence_ids, units=units)
+
+
+def _table_rows(text: str, offset: int) -> list[int]:
+    """The offsets of the data rows of the table of `text` that holds character `offset`."""
+    start = text.rfind("\n", 0, offset) + 1
+    while start > 0 and text[text.rfind("\n", 0, start - 1) + 1 : start].lstrip().startswith("|"):
+        start = text.rfind("\n", 0, start - 1) + 1
+    rows = []
+    at = start
+    while at < len(text):
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if not text[at:end].lstrip().startswith("|"):
+            break
+        if table_row_at(text, at) is not None:
+            rows.append(at)
+        at = end + 1
+    return rows
+
+
+def _cells(text: str, offset: int) -> list[str]:
+    """The readable cells of the table line of `text` holding character `offset`."""
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    line = text[start : end if end >= 0 else len(text)]
+    return [readable_value(c) for c in line.strip().strip("|").split("|")]
+
+
+def _names_row(question: str, text: str, offset: int) -> bool:
+    """Whether `question` names the table row of `text` at `offset` by its first cell ("B2")."""
+    key = _cells(text, offset)[0]
+    if not key:
+        return False
+    if key.isascii():
+        return re.search(rf"(?<![0-9a-z]){re.escape(key.lower())}(?![0-9a-z])", question.lower()) is not None
+    return key in question
 
 
 def answers_across(question: str, reading: Reading, evidence: Sequence[Evidence]) -> bool:

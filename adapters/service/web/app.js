@@ -342,6 +342,9 @@ function refusalReason(result) {
     decision.probability < Number(decision.threshold)
   ) {
     reasons.push(t("reasonConfidence", { p: decision.probability.toFixed(2), th: Number(decision.threshold).toFixed(2) }));
+    if (typeof decision.margin === "number" && typeof decision.margin_needed === "number") {
+      reasons.push(t("reasonMargin", { m: decision.margin.toFixed(2), needed: decision.margin_needed.toFixed(2) }));
+    }
   }
   if (decision && decision.rule) reasons.push(t("reasonRule", { rule: decision.rule }));
   for (const note of result.notes || []) reasons.push(note);

@@ -17,9 +17,16 @@ from tests.control.graph_helpers import handbook_retriever
 GRAPH = build_graph()
 
 BY_MARGIN = AnswerabilityModel(
-    weights={"en_reader_margin": 4.0, "en_bias": -1.0, "zh_reader_margin": 4.0, "zh_bias": -1.0}
+    weights={
+        "en_reader_margin": 4.0,
+        "en_bias": -1.0,
+        "zh_reader_margin": 4.0,
+        "zh_bias": -1.0,
+    },
+    lead_margin=0.0,
 )
-"""Answerable when the reader's margin (scaled by 1/4) is above 1: a decision on the reader alone."""
+"""Answerable when the reader's margin (scaled by 1/4) is above 1: a decision on the reader alone; the
+span's value leads the answer from margin 0 on."""
 
 
 class ScriptedReader:

@@ -135,6 +135,39 @@ class TestCombinedAnswer:
         assert got is not None and got.answer.startswith("07:00 — " + SENTENCE) and "英文" in got.answer
 
 
+class TestLeadAndRows:
+    """The fitted lead margin, and a picked table narrowed to the row the question names."""
+
+    def test_below_the_lead_margin_the_unit_alone_is_quoted(self):
+        item = ev("fees", TABLE)
+        reading = Reading(spans=[span(item, "90 EUR", margin=2.0)])
+        low = reader_answer("How much is parking on B2?", reading, [item], lead_margin=5.0)
+        high = reader_answer("How much is parking on B2?", reading, [item], lead_margin=1.0)
+        assert low is not None and high is not None
+        assert not low.answer.startswith("90 EUR") and "B2" in low.answer and "90 EUR" in low.answer
+        assert high.answer.startswith("90 EUR — ")
+
+    def test_a_whole_table_picked_is_narrowed_to_the_named_row(self):
+        item = ev("fees", TABLE)
+        table_unit = "Level → Monthly fee: B1 → 120 EUR; B2 → 90 EUR; Roof → 60 EUR"
+        picked = ExtractiveAnswer(f"{table_unit} [fees]", ["fees"], [table_unit])
+        reading = Reading(spans=[span(item, "90 EUR")])
+        got = combined_answer("How much is parking on level B2 per month?", reading, [item], picked)
+        assert got is not None and "90 EUR" in got.answer and "120 EUR" not in got.answer
+        assert got.answer.endswith("[fees]") and got.evidence_ids == ["fees"]
+        # a row the question does not name is left to the picker (the span may be in the wrong row)
+        unnamed = combined_answer("What is the cheapest monthly parking?", reading, [item], picked)
+        assert unnamed is picked
+        # the span in a sibling row: the row the question names is quoted
+        sibling = combined_answer(
+            "How much is parking on level B2 per month?",
+            Reading(spans=[span(item, "120 EUR")]),
+            [item],
+            picked,
+        )
+        assert sibling is not None and "90 EUR" in sibling.answer and "120 EUR" not in sibling.answer
+
+
 def test_answers_across_only_when_the_best_span_is_in_the_other_language() -> None:
     from haygraph.control.planning.reader_answer import answers_across
 
