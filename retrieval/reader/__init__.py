@@ -17,7 +17,7 @@ from typing import Any
 _EXPORTS = {
     "E5ExtractiveReader": "haygraph.retrieval.reader.component",
     "ReaderModel": "haygraph.retrieval.reader.model",
-    "Reading": "haygraph.retrieval.reader.model",
+    "PassageReading": "haygraph.retrieval.reader.model",
     "Span": "haygraph.retrieval.reader.model",
 }
 

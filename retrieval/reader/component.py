@@ -26,7 +26,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.dataclasses import ExtractedAnswer
 
-from haygraph.retrieval.reader.model import BUNDLED, ReaderModel, Reading
+from haygraph.retrieval.reader.model import BUNDLED, PassageReading, ReaderModel
 from haygraph.retrieval.reader.spans import sigmoid
 
 logger = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ class E5ExtractiveReader:
         return {"answers": answers}
 
     @staticmethod
-    def _answers(query: str, document: Document, reading: Reading) -> list[ExtractedAnswer]:
+    def _answers(query: str, document: Document, reading: PassageReading) -> list[ExtractedAnswer]:
         text = document.content or ""
         out = []
         for span in reading.spans:

@@ -75,7 +75,7 @@ class Span:
 
 
 @dataclass(frozen=True)
-class Reading:
+class PassageReading:
     """What the reader found in one passage: spans (best first) and the passage's no-answer score."""
 
     passage: int
@@ -112,7 +112,7 @@ def model_files(path: str | Path | None) -> tuple[Path, Path]:
 
 
 class ReaderModel:
-    """The extractive reader: `read(question, passages)` -> one `Reading` per passage.
+    """The extractive reader: `read(question, passages)` -> one `PassageReading` per passage.
 
     `path`: a folder holding ``reader_int8.onnx`` and ``reader.json`` (what `benchmarks.train_reader`
     writes), or None for the shipped weights. `threads`: ONNX Runtime's intra-op threads (0: its choice).
@@ -197,7 +197,7 @@ class ReaderModel:
                 out[k] = (starts[row, :n], ends[row, :n])
         return out
 
-    def read(self, question: str, passages: Sequence[str], *, top_n: int = 3) -> list[Reading]:
+    def read(self, question: str, passages: Sequence[str], *, top_n: int = 3) -> list[PassageReading]:
         """Per passage: its `top_n` best spans (over all its windows) and its lowest no-answer score."""
         if not passages:
             return []
@@ -218,7 +218,7 @@ class ReaderModel:
         readings = []
         for p, found in enumerate(spans):
             best = _distinct(sorted(found, key=lambda x: -x.score))[:top_n]
-            readings.append(Reading(p, tuple(best), nulls[p], null_probs[p], counts[p]))
+            readings.append(PassageReading(p, tuple(best), nulls[p], null_probs[p], counts[p]))
         return readings
 
     @staticmethod
