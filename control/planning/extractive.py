@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from haygraph.control.evidence import Evidence
-from haygraph.control.language import CJK_RANGES, CJK_RUN, script_weights
+from haygraph.control.language import CJK_RUN, script_weights
 from haygraph.control.planning.answer_units import MAX_TABLE_ROWS as MAX_TABLE_ROWS
 from haygraph.control.planning.answer_units import MAX_UNIT_CHARS, AnswerUnit, chunk_units, glue, labelled
 from haygraph.control.planning.answer_units import answer_units as answer_units
@@ -365,74 +365,6 @@ def holds_type(kind: str | None, unit: str) -> bool:
     return kind is not None and bool(ASKED_TYPES[kind][1].search(unit))
 
 
-_QUESTION_WORD = re.compile(r"[几多什么哪怎谁吗呢是为有]")
-
-MEASURE_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("层", "楼"),
-    ("页", "张"),
-    ("台", "辆", "架", "艘", "部"),
-    ("座", "栋", "幢", "所", "家", "间"),
-    ("名", "位", "人", "员", "人次"),
-    ("只", "支", "队"),
-    ("本", "册", "卷", "部", "集"),
-    ("米", "公里", "千米", "厘米", "毫米", "km", "m"),
-    ("克", "千克", "公斤", "吨", "kg"),
-    *((m,) for m in ("首", "篇", "章", "场", "届", "级", "颗", "枚", "株", "户", "项", "条", "倍", "块")),
-)
-"""Chinese measure words a question counts in (几层, 多少名, 多少公里), each with the words an answer may
-use for the same thing (名/位/人, 家/间/所, 米/公里)."""
-_MEASURE_WORDS = sorted({m for g in MEASURE_GROUPS for m in g if not m.isascii()}, key=len, reverse=True)
-_ASKED_MEASURE = re.compile(
-    rf"([{CJK_RANGES}]{{2}})?(?:是|为|有|达|共)?(?<![哪那这])(?:几|多少)\s*(?:个)?(?<!个)("
-    + "|".join([*_MEASURE_WORDS, "个"])
-    + rf")([{CJK_RANGES}]{{1,2}})?"
-)
-"""A count in a measure word: (the two characters before it, the measure word, the one or two after it).
-个 counts whatever follows it: 几个会议室 counts 会议室 (几个 alone counts nothing in particular). A
-measure word never follows 个, so after it 座 is the first character of the noun (多少个座位 counts
-座位, which a table's 座位数 column states), not a measure word of its own."""
-
-
-def asked_measure(question: str) -> str | None:
-    """The Chinese measure word a question counts in ("Teleport 最多可以嵌套几层？" → 层), or None.
-
-    After 个, what follows it ("多少个节点" → 节点, its first two characters).
-
-    Not after 哪/那/这 (哪几种 asks which kinds, 那几年 is no question), and None for units of time,
-    money (几块钱) and size, which `ASKED_TYPES` checks.
-    """
-    found = _measure_match(question)
-    if found is None:
-        return None
-    return found.group(3) if found.group(2) == "个" else found.group(2)  # 几个会议室: 会议
-
-
-def _measure_match(question: str) -> re.Match[str] | None:
-    text = _TITLE_OR_QUOTE.sub(" ", question)
-    found = _ASKED_MEASURE.search(text)
-    if found is None or text.startswith("钱", found.end(2)):  # 几块钱: a price
-        return None
-    after = found.group(3)
-    if found.group(2) == "个" and (after is None or _QUESTION_WORD.search(after)):
-        return None
-    return found
-
-
-@functools.lru_cache(maxsize=256)
-def _measure_pattern(question: str) -> re.Pattern[str] | None:
-    found = _measure_match(question)
-    if found is None:
-        return None
-    before, measure, after = found.groups()
-    words = {m for group in MEASURE_GROUPS if measure in group for m in group}  # 个: none, only the noun
-    nouns = [w for w in (after, before) if w and not _QUESTION_WORD.search(w)]
-    counted = "|".join(re.escape(w) for w in [*sorted(words, key=len, reverse=True), *nouns])
-    number = rf"(?:\d|{ZH_NUMERALS})[\d.,万亿千百]*\s*(?:多|余|来)?\s*(?:至|到|-|~|～)?\s*[\d.]*\s*(?:个)?"
-    return re.compile(
-        rf"{number}(?:{counted})|(?:{counted})[^\d\s，。；,;]{{0,2}}\s*(?:为|是|达|约|共|有)?\s*\d",
-        re.IGNORECASE,
-    )
-
 
 TIME_UNITS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (
@@ -469,17 +401,6 @@ def asked_time_unit(question: str) -> re.Pattern[str] | None:
         return None
     word = (found.group(1) or found.group(2)).lower()
     return next((states for asks, states in TIME_UNITS if asks.fullmatch(word)), None)
-
-
-def holds_measure(question: str, unit: str) -> bool:
-    """Whether `unit` holds a number of what `question` counts (True when it counts in no measure word).
-
-    For "几层": "共 12 层", "十二层" (or 楼, a word for the same thing: `MEASURE_GROUPS`); the thing
-    counted may stand for the measure word, after the number ("多少颗犬齿": "具2至4犬齿") or before it
-    ("规模是几级": "规模为7.2").
-    """
-    pattern = _measure_pattern(question)
-    return pattern is None or bool(pattern.search(unit))
 
 
 def sentence_score(

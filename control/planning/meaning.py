@@ -225,41 +225,6 @@ def sibling_nouns(question: str, unit: str) -> list[str]:
     )
 
 
-NAME_FLAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz"})
-"""jieba's part-of-speech tags of proper names: person, place, organisation, other proper noun."""
-
-
-COMMON_NAME_FREQ = 1000
-"""jieba dictionary frequency from which a word tagged as a name is a common word: 城市 (25,084), 家族
-(1,918) and 香港 (8,044) are tagged as names but name no one thing; 北斗 (265), 卢卡斯 (18) and words
-outside the dictionary (刘国勋) do."""
-
-
-def missing_names(question: str, texts: Sequence[str]) -> list[str]:
-    """The question's Chinese proper names (2+ characters) that none of `texts` contains.
-
-    A question about 刘国勋, 北斗阿南鱼 or 津蓟铁路 over passages that never name it is about
-    something the evidence does not cover, however close the passages are in meaning (another
-    person of the same field, another fish of the same genus). Names are cut and tagged by jieba
-    (`NAME_FLAGS`), common words left out (`COMMON_NAME_FREQ`); only looked up when the texts are
-    written in Chinese (`SCRIPT_SHARE`): a Chinese name cannot be found in English evidence, so a
-    question in the other language is left to meaning.
-    """
-    joined = " ".join(texts).lower()
-    if script_weights(joined)[0] < SCRIPT_SHARE:
-        return []
-    names = [
-        word
-        for run in CJK_RUN.findall(question_text(question))
-        for word, flag in chinese_words.tagged(run)
-        if flag in NAME_FLAGS
-        and len(word) >= 2
-        and not _QUESTION_CHARS.search(word)
-        and (chinese_words.frequency(word) or 0) < COMMON_NAME_FREQ
-    ]
-    return [name for name in dict.fromkeys(names) if name not in joined]
-
-
 def warm_up() -> None:
     """Load what the sibling rule reads with, now: jieba's dictionary and its part-of-speech tables.
 

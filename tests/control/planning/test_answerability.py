@@ -100,54 +100,6 @@ class TestModel:
         assert not priced.answerable and priced.rule == "no retrieved sentence holds the asked-for price"
         tariff = ev(4, "彩色打印每页收费 0.5 元，在打印机上刷工牌确认。", 0.8, 0.9)
         assert model.decide("彩色打印每页多少钱？", [tariff]).answerable
-        # a count in a measure word needs a number of that thing, not a version number
-        teleport = ev(5, "Teleport 可以嵌套使用。在 Vue 3.5 及更高版本中，可以使用 defer。", 0.8, 0.9)
-        nested = model.decide("Teleport 最多可以嵌套几层？", [teleport])
-        assert not nested.answerable and nested.rule == "no retrieved sentence holds a number of '层'"
-        floors = ev(6, "Teleport 最多可以嵌套 3 层。", 0.8, 0.9)
-        assert model.decide("Teleport 最多可以嵌套几层？", [floors]).answerable
-
-    def test_a_chinese_questions_latin_subject_must_be_where_the_type_is(self) -> None:
-        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
-        props = ev(1, "props 的默认值在未传入时生效，默认为 undefined。", 0.8, 0.9)
-        teleport = ev(2, "Teleport 接收一个 to prop 来指定传送的目标。", 0.6, 0.5)
-        refused = model.decide("Teleport 的 to 属性默认值是什么？", [props, teleport])
-        assert not refused.answerable
-        assert refused.rule == "no retrieved sentence about 'teleport' holds the asked-for default"
-        stated = ev(3, "Teleport 的 disabled prop 默认为 false。", 0.8, 0.9)
-        assert model.decide("Teleport 的 disabled 属性默认值是什么？", [stated]).answerable
-        # one of the names is enough: the version sits on the Node.js line, not beside create-vue
-        node = ev(4, "已安装 `^20.19.0 || >=22.12.0` 版本的 Node.js", 0.8, 0.9)
-        assert model.decide("用 create-vue 创建项目之前需要装哪个版本的 Node.js？", [node]).answerable
-        # English questions are left alone (the company every page is about is not always named)
-        leave = ev(5, "Annual leave: 12 working days in your first year.", 0.8, 0.9)
-        assert model.decide("How many days of annual leave does Northwind give?", [leave]).answerable
-
-    def test_a_bound_asked_for_needs_a_bound_stated(self) -> None:
-        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
-        comfort = ev(1, "Comfort mode holds the temperature you set (default 21 °C).", 0.8, 0.9)
-        refused = model.decide("What is the maximum temperature I can set?", [comfort])
-        assert not refused.answerable
-        assert refused.rule == "no retrieved sentence states a limit on the asked-for number"
-        periods = ev(2, "You can store up to 6 schedule periods per day.", 0.8, 0.9)
-        assert model.decide("What is the maximum number of schedule periods per day?", [periods]).answerable
-        devices = ev(3, "个人手机可以连接 SH-Staff，但每人最多登记 3 台设备。", 0.8, 0.9)
-        assert model.decide("一个人最多能连几台设备？", [devices]).answerable
-        # a superlative of a thing is no bound, nor is a prop named `max`
-        peak = ev(4, "世界最高的山峰珠穆朗玛峰海拔 8848 米。", 0.8, 0.9)
-        assert model.decide("世界最高的山峰海拔多少米？", [peak]).answerable
-        keep = ev(5, "KeepAlive caches 10 instances when `max` is 10.", 0.8, 0.9)
-        assert model.decide("How many instances does KeepAlive cache when `max` is 10?", [keep]).answerable
-
-    def test_an_english_questions_identifier_must_be_where_the_type_is(self) -> None:
-        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
-        transition = ev(
-            1, "Set an explicit transition duration of 500 milliseconds with `duration`.", 0.8, 0.9
-        )
-        tick = ev(2, "nextTick waits for the next DOM update flush.", 0.6, 0.5)
-        refused = model.decide("What is the minimum delay of nextTick in milliseconds?", [transition, tick])
-        assert not refused.answerable
-        assert refused.rule == "no retrieved sentence about 'nexttick' holds the asked-for duration"
 
     def test_a_default_in_brackets_is_stated(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
@@ -191,13 +143,6 @@ class TestModel:
         )  # a unit sharing "bundles" has 14kb
         assert not quotes_type(question, [far], "size")
         assert not model.decide(question, [far]).answerable
-
-    def test_a_name_no_evidence_mentions_refuses(self) -> None:
-        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
-        other = ev(1, "廖秋成在国立台湾大学森林学研究所取得硕士学位。", 0.8, 0.9)
-        refused = model.decide("刘国勋在哪里取得的硕士学位？", [other])
-        assert not refused.answerable and refused.rule == "no retrieved passage mentions '刘国勋'"
-        assert model.decide("廖秋成在哪里取得的硕士学位？", [other]).answerable
 
     def test_a_sibling_of_the_asked_for_thing_refuses(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})

@@ -16,7 +16,6 @@ from haygraph.control.planning.meaning import (
     contrasted_words,
     key_words,
     meaning_signals,
-    missing_names,
     missing_share,
     missing_words,
     scaled_cosine,
@@ -104,14 +103,6 @@ class TestContrastedWords:
         rewritten = "输入框还需要手动转换为数字"  # the query rewriting drops the trailing 吗
         assert contrasted_words(rewritten, auto, auto, asked="输入框还需要手动转换为数字吗？") == []
         assert contrasted_words("输入框手动转换的数字是多少", auto, auto) == [("手动", "自动")]
-
-    def test_a_name_no_passage_mentions_is_missing(self):
-        fish = ["青斑阿南鱼，又称青点鹦鲷，为隆头鱼科的其中一种。"]
-        assert missing_names("刘国勋在哪里取得的硕士学位？", fish) == ["刘国勋"]
-        assert missing_names("青斑阿南鱼的俗名是什么？", fish) == []
-        # common words tagged as names (城市, 家族) name no one thing; English evidence is not looked up
-        assert missing_names("这个家族来自哪个城市？", fish) == []
-        assert missing_names("刘国勋在哪里取得的硕士学位？", ["Liu Guoxun studied forestry in Taipei."]) == []
 
     def test_what_questions_are_not_yes_no_questions(self):
         lunch = ["周末加班满 4 小时的，公司提供午餐补贴 30 元。"]
