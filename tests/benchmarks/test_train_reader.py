@@ -1,0 +1,87 @@
+"""`benchmarks.train_reader`: a run stopped by a signal resumes where it stopped, to the same weights."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.train_reader import parse_args, resolve_precision, train
+
+FACTS = [
+    ("The library opens at 9 am and closes at 6 pm on weekdays.", "When does the library open?", "9 am"),
+    ("Parking on level B2 costs 90 EUR a month.", "How much is parking on level B2?", "90 EUR"),
+    ("全职员工每年享有25天带薪年假。", "全职员工有多少天年假？", "25天"),
+    ("The museum was founded in 1852 by Prince Albert.", "Who founded the museum?", "Prince Albert"),
+    (
+        "Trains to the airport leave every 15 minutes.",
+        "How often do airport trains leave?",
+        "every 15 minutes",
+    ),
+    ("会议室在三楼，可容纳二十人。", "会议室在几楼？", "三楼"),
+]
+
+
+def _data(tmp_path: Path) -> Path:
+    path = tmp_path / "train.jsonl"
+    rows = []
+    for k, (context, question, answer) in enumerate(FACTS):
+        rows.append({
+            "id": f"q{k}", "source": "toy", "lang": "zh" if "楼" in context or "年假" in context else "en",
+            "title": "", "context": context, "question": question,
+            "answers": [{"text": answer, "start": context.index(answer)}], "is_impossible": False,
+        })  # fmt: skip
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+class StopAfter:
+    """A stop request that fires once `n` steps have been started (what SIGTERM sets mid-run)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.asked = 0
+
+    @property
+    def signal(self) -> int | None:
+        self.asked += 1
+        return 15 if self.asked > self.n else None
+
+
+def _args(data: Path, out: Path) -> object:
+    return parse_args([
+        "--data", str(data), "--out", str(out), "--batch-size", "2", "--max-steps", "3",
+        "--threads", "1", "--precision", "fp32", "--resume", "--log-every", "1", "--eval-every", "4",
+    ])  # fmt: skip
+
+
+def test_precision_auto_is_float32_on_a_cpu_without_bfloat16_units():
+    with pytest.raises(ValueError, match="one of auto, bf16, fp32, but got 'fp16'"):
+        resolve_precision("fp16", "cpu")
+    assert resolve_precision("bf16", "cpu") == "bf16"
+    assert resolve_precision("auto", "cuda") == "bf16"
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    expected = "bf16" if "avx512_bf16" in flags or "amx_bf16" in flags else "fp32"
+    assert resolve_precision("auto", "cpu") == expected
+
+
+@pytest.mark.integration
+def test_a_stopped_run_resumes_to_the_weights_of_an_uninterrupted_one(tmp_path):
+    import torch
+
+    data = _data(tmp_path)
+    whole = tmp_path / "whole"
+    train(_args(data, whole))
+    split = tmp_path / "split"
+    train(_args(data, split), StopAfter(1))  # type: ignore[arg-type]
+    stopped = torch.load(split / "checkpoint.pt", weights_only=False)
+    assert stopped["step"] == 1 and not (split / "reader_int8.onnx").exists()
+    train(_args(data, split))
+    a = torch.load(whole / "checkpoint.pt", weights_only=False)
+    b = torch.load(split / "checkpoint.pt", weights_only=False)
+    assert a["step"] == b["step"] == 3 and a["init"] == b["init"] == "shipped"
+    assert a["model"].keys() == b["model"].keys()
+    for name, value in a["model"].items():
+        assert torch.equal(value, b["model"][name]), name
+    assert (split / "reader_int8.onnx").is_file()
