@@ -318,17 +318,21 @@ class Step:
         kind = "cuda" if self.device.startswith("cuda") else "cpu"
         return torch.autocast(kind, dtype=torch.bfloat16, enabled=self.precision == "bf16")
 
-    def lower(self, rows: Sequence[np.ndarray]) -> tuple[Any, Any]:
-        """The frozen layers' float32 output (B, T, H) for id `rows`, and the mask (B, T), on the device."""
+    def lower(self, rows: Sequence[np.ndarray], *, dropout: bool = False) -> tuple[Any, Any]:
+        """The frozen layers' float32 output (B, T, H) for id `rows`, and the mask (B, T), on the device.
+
+        Without `dropout` they run in eval mode (what the cache holds); with it, in the model's mode, as
+        the shipped run trained (its frozen layers' dropout was on in training).
+        """
         import torch
 
         embeds, mask = embed_batch(self.vocab, rows)
         m = torch.from_numpy(mask).to(self.device)
-        was = self.lower_part.training
-        self.lower_part.eval()
+        was = self.model.training  # the parts share the model's modules but not its mode flag
+        self.lower_part.train(was and dropout)
         with torch.no_grad(), self.autocast():
             hidden = self.lower_part(torch.from_numpy(embeds).to(self.device), m).float()
-        self.lower_part.train(was)
+        self.model.train(was)
         return hidden, m
 
     def lower_cached(
@@ -338,7 +342,7 @@ class Step:
         import torch
 
         if cache is None:
-            return self.lower(rows)
+            return self.lower(rows, dropout=True)
         width = -(-max(len(r) for r in rows) // PAD_MULTIPLE) * PAD_MULTIPLE
         if cache.have(idx).all():
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -969,7 +973,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=None,
         help="folder of the frozen layers' outputs per window (default OUT/cache)",
     )
-    ap.add_argument("--no-cache", action="store_true", help="recompute the frozen layers every step")
+    ap.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="recompute the frozen layers every step, with their dropout on (the shipped run's way)",
+    )
     ap.add_argument("--dev", type=Path, default=None, help="dev JSONL scored for the learning curve")
     ap.add_argument("--dev-limit", type=int, default=0, help="score only this many dev examples (0: all)")
     ap.add_argument(

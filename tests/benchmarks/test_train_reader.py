@@ -85,3 +85,30 @@ def test_a_stopped_run_resumes_to_the_weights_of_an_uninterrupted_one(tmp_path):
     for name, value in a["model"].items():
         assert torch.equal(value, b["model"][name]), name
     assert (split / "reader_int8.onnx").is_file()
+
+
+@pytest.mark.integration
+def test_the_frozen_part_runs_without_dropout_and_leaves_the_models_mode_alone():
+    import numpy as np
+    import torch
+
+    from benchmarks.train_reader import Step, build_model
+    from haygraph.retrieval.e5_vocabulary import E5Vocabulary
+
+    vocab = E5Vocabulary.load()
+    model = build_model(5, 4)
+    step = Step(model, vocab, 4)
+    rows = [
+        np.asarray(w.ids, dtype=np.int32)
+        for w in vocab.tokens.windows("Who?", ["Prince Albert."], max_length=64, stride=16)
+    ]
+    for mode in (True, False):
+        model.train(mode)
+        a, _ = step.lower(rows)
+        b, _ = step.lower(rows)
+        assert torch.equal(a, b)  # no dropout: the cache's fixed features
+        assert model.training is mode and all(m.training is mode for m in model.modules())
+    model.train()
+    a, _ = step.lower(rows, dropout=True)
+    b, _ = step.lower(rows, dropout=True)
+    assert not torch.equal(a, b) and model.training  # --no-cache: the shipped run's dropout
