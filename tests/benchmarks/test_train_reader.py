@@ -112,3 +112,40 @@ def test_the_frozen_part_runs_without_dropout_and_leaves_the_models_mode_alone()
     a, _ = step.lower(rows, dropout=True)
     b, _ = step.lower(rows, dropout=True)
     assert not torch.equal(a, b) and model.training  # --no-cache: the shipped run's dropout
+
+
+@pytest.mark.integration
+def test_sigterm_stops_a_running_training_at_a_checkpoint(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import torch
+
+    data = _data(tmp_path)
+    out = tmp_path / "run"
+    log = tmp_path / "log.txt"
+    cmd = [
+        sys.executable, "-m", "benchmarks.train_reader", "--data", str(data), "--out", str(out),
+        "--batch-size", "1", "--epochs", "50", "--threads", "1", "--precision", "fp32", "--resume",
+        "--log-every", "1",
+    ]  # fmt: skip
+    root = Path(__file__).resolve().parents[2]
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, cwd=root, stdout=fh, stderr=subprocess.STDOUT, env=os.environ.copy())
+    try:
+        deadline = time.time() + 120
+        while "step 1 / " not in log.read_text() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert proc.poll() is None, log.read_text()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    assert 1 <= state["step"] < 300  # 6 windows x 50 epochs, one a step: stopped long before the end
+    assert "checkpoint at step" in log.read_text() and "signal 15" in log.read_text()
+    assert not (out / "reader_int8.onnx").exists()
