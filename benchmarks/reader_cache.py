@@ -20,6 +20,7 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class LowerCache:
         if not fresh and json.loads(meta_path.read_text(encoding="utf-8")) != meta:
             logger.warning("%s holds other windows: starting it afresh", self.folder)
             fresh = True
-        mode = "w+" if fresh else "r+"
+        mode: Literal["w+", "r+"] = "w+" if fresh else "r+"
         if fresh:
             meta_path.unlink(missing_ok=True)
         self.values = np.memmap(values, dtype=np.float16, mode=mode, shape=(tokens, hidden))
