@@ -530,7 +530,7 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
     runner = Step(model, vocab, args.train_from, device=device, precision=precision)
     total = len(plan)
     warm = max(1, int(total * args.warmup))
-    curve = Curve(args, out, vocab, runner) if args.dev else None
+    curve = Curve(args, out, vocab, runner, stop) if args.dev else None
     if curve is not None:
         curve.epoch_windows = len(lengths)
 
@@ -606,7 +606,15 @@ class Curve:
 
     FIELDS = ("step", "windows", "epoch", "lang", "n", "exact", "f1", "HasAns_f1", "NoAns_exact", "seconds")
 
-    def __init__(self, args: argparse.Namespace, out: Path, vocab: E5Vocabulary, runner: Step) -> None:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        out: Path,
+        vocab: E5Vocabulary,
+        runner: Step,
+        stop: StopRequest | None = None,
+    ) -> None:
+        self.stop = stop
         rows = _dev_rows(Path(args.dev))
         if args.dev_limit and args.dev_limit < len(rows):  # evenly spread: the file is grouped by source
             rows = [rows[k * len(rows) // args.dev_limit] for k in range(args.dev_limit)]
@@ -636,7 +644,11 @@ class Curve:
             return False
         if not force and windows - self.last_windows < self.every and step != total:
             return False
-        self.evaluate(step, windows)
+        try:
+            self.evaluate(step, windows)
+        except _Interrupted:
+            logger.info("dev evaluation at step %d left unfinished: stopping", step)
+            return False
         self.last_windows = windows
         return True
 
@@ -673,6 +685,8 @@ class Curve:
         out: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
         k = 0
         while k < len(windows):
+            if self.stop is not None and self.stop.signal is not None:
+                raise _Interrupted
             n = max(1, batch_tokens // max(PAD_MULTIPLE, len(windows[min(k + 31, len(windows) - 1)].ids)))
             group = windows[k : k + min(32, n)]
             k += len(group)
@@ -749,6 +763,10 @@ class Curve:
                     lang, step, windows, s["exact"], s["f1"], s["total"], seconds,
                 )  # fmt: skip
         self.done_steps.add(step)
+
+
+class _Interrupted(Exception):
+    """A stop was asked for during a dev evaluation (it is dropped; the next run evaluates again)."""
 
 
 def _dev_rows(path: Path) -> list[dict[str, Any]]:

@@ -149,3 +149,21 @@ def test_sigterm_stops_a_running_training_at_a_checkpoint(tmp_path):
     assert 1 <= state["step"] < 300  # 6 windows x 50 epochs, one a step: stopped long before the end
     assert "checkpoint at step" in log.read_text() and "signal 15" in log.read_text()
     assert not (out / "reader_int8.onnx").exists()
+
+
+@pytest.mark.integration
+def test_a_stop_during_a_dev_evaluation_leaves_it_for_the_resumed_run(tmp_path):
+    import torch
+
+    data = _data(tmp_path)
+    out = tmp_path / "run"
+    args = parse_args([
+        "--data", str(data), "--out", str(out), "--batch-size", "2", "--max-steps", "2", "--threads", "1",
+        "--precision", "fp32", "--resume", "--dev", str(data), "--eval-every", "100",
+    ])  # fmt: skip
+    train(args, StopAfter(0))  # type: ignore[arg-type]
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 0
+    assert not (out / "curve.csv").exists()
+    train(args)
+    steps = [line.split(",")[0] for line in (out / "curve.csv").read_text().splitlines()[1:]]
+    assert steps == ["0", "0", "2", "2"]  # en and zh at the start and at the end
