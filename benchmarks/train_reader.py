@@ -1,6 +1,6 @@
 """Train the extractive reader: the bundled multilingual-e5-small fine-tuned for SQuAD 2.0-style QA.
 
-    python -m benchmarks.train_reader --data DIR --out DIR [--layers 8] [--train-from 0] ...
+    python -m benchmarks.train_reader --data FILE --out DIR [--layers 8] [--train-from 4] [--resume] ...
 
 What it does, end to end (the shipped weights are reproduced by the command in the model card,
 ``retrieval/reader/MODEL_CARD.md``):
@@ -14,16 +14,22 @@ What it does, end to end (the shipped weights are reproduced by the command in t
 3. Builds the model: the packed e5 weights rebuilt as a PyTorch BERT (`haygraph.retrieval.e5_torch`)
    cut to its first `--layers` layers, plus a linear head (384 -> 2: start and end logits). The
    word-embedding table stays frozen (it is the bundled table the runtime reads); layers below
-   `--train-from` are frozen too.
-4. Trains with AdamW, linear warm-up and decay, cross-entropy on start and end, bfloat16 autocast on
-   the CPU (fp32 master weights), batches of windows of similar length (little padding). Every
-   `--checkpoint-minutes` it writes a checkpoint atomically; `--resume` continues from it bit for bit
-   (same order of batches), so a killed run loses at most that much work.
+   `--train-from` are frozen too. Without a checkpoint it starts from the shipped reader's weights
+   (``--init shipped``, dequantized by `benchmarks.reader_init`) or from e5's own (``--init e5``).
+4. Trains with AdamW, linear warm-up and decay, cross-entropy on start and end, batches of windows of
+   similar length (little padding), bfloat16 autocast only where the hardware computes it
+   (``--precision auto``). The frozen layers' output of each window is computed once, stored in a
+   float16 memory-mapped cache (`benchmarks.reader_cache`, ``--cache``) and read back afterwards. Every
+   `--checkpoint-minutes`, and when SIGTERM or SIGINT arrives, it writes a checkpoint atomically (trained
+   tensors, optimizer, batch order, position, RNG); `--resume` continues from it bit for bit, so a
+   killed run loses at most that much work. With ``--dev`` it scores the dev slice every
+   ``--eval-every`` windows into ``OUT/curve.csv`` (`benchmarks.reader_curve` plots it);
+   ``--bench-steps`` only measures windows/s the old way and the new way.
 5. Exports the trained layers and head as ONNX (input: word embeddings and the attention mask;
    outputs: start and end logits) and quantises its MatMuls to dynamic int8 (per channel), as the
    project's other ONNX encoders are (`haygraph.retrieval.onnx_encoder.export_model`).
 
-Progress (examples/s, loss, ETA) is logged; nothing is downloaded.
+Progress (windows/s, loss, epoch, cached windows, ETA) is logged; nothing is downloaded.
 """
 
 from __future__ import annotations
