@@ -448,6 +448,20 @@ def open_cache(
     return cache
 
 
+def dev_cache_folder(args: argparse.Namespace, model: Any) -> Path | None:
+    """Where the dev windows' frozen outputs are kept across runs (None with ``--no-cache``)."""
+    from haygraph.retrieval.e5_onnx import file_sha256
+
+    if args.no_cache or not args.dev:
+        return None
+    frozen = args.train_from
+    key = cache_key(
+        file_sha256(Path(args.dev)), args.max_length, args.stride, args.dev_limit, args.dev_max_windows,
+        frozen, frozen_sha256(model, frozen),
+    )  # fmt: skip
+    return Path(args.cache or Path(args.out) / "cache") / f"dev-f{frozen}-{key}"
+
+
 def make_plan(lengths: np.ndarray, args: argparse.Namespace) -> list[np.ndarray]:
     """The batches of every epoch in training order (cut to ``--max-steps``)."""
     plan = [
@@ -536,7 +550,7 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
     runner = Step(model, vocab, args.train_from, device=device, precision=precision)
     total = len(plan)
     warm = max(1, int(total * args.warmup))
-    curve = Curve(args, out, vocab, runner, stop) if args.dev else None
+    curve = Curve(args, out, vocab, runner, stop, dev_cache_folder(args, model)) if args.dev else None
     if curve is not None:
         curve.epoch_windows = len(lengths)
 
@@ -607,7 +621,8 @@ class Curve:
     Read with the trained model in torch (float32, eval mode) through `ReaderModel.read`'s own span and
     margin logic, at the shipped threshold (a span when its margin >= 0), scored with the official SQuAD
     2.0 rules (`haygraph.eval.qa_metrics.qa_scores`; Chinese per character). The frozen part of each dev
-    window is computed once and kept in memory.
+    window is computed once and kept on disk beside the training cache (a ``dev-...`` folder, so a resumed
+    run does not recompute it; in memory with ``--no-cache``).
     """
 
     FIELDS = ("step", "windows", "epoch", "lang", "n", "exact", "f1", "HasAns_f1", "NoAns_exact", "seconds")
@@ -619,8 +634,11 @@ class Curve:
         vocab: E5Vocabulary,
         runner: Step,
         stop: StopRequest | None = None,
+        disk_folder: Path | None = None,
     ) -> None:
         self.stop = stop
+        self.disk_folder = disk_folder
+        self._disk: LowerCache | None = None
         rows = _dev_rows(Path(args.dev))
         if args.dev_limit and args.dev_limit < len(rows):  # evenly spread: the file is grouped by source
             rows = [rows[k * len(rows) // args.dev_limit] for k in range(args.dev_limit)]
@@ -688,6 +706,9 @@ class Curve:
         import torch
 
         windows = self._windows()
+        size = self.runner.model.bert.config.hidden_size
+        if self.disk_folder is not None and self._disk is None:
+            self._disk = LowerCache(self.disk_folder, [len(w.ids) for w in windows], size)
         out: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
         k = 0
         while k < len(windows):
@@ -695,21 +716,28 @@ class Curve:
                 raise _Interrupted
             n = max(1, batch_tokens // max(PAD_MULTIPLE, len(windows[min(k + 31, len(windows) - 1)].ids)))
             group = windows[k : k + min(32, n)]
+            idx = np.arange(k, k + len(group))
             k += len(group)
             rows = [np.asarray(w.ids, dtype=np.int32) for w in group]
             keys = [r.tobytes() for r in rows]
-            missing = [j for j, key in enumerate(keys) if key not in self._lower]
-            if missing:
-                hidden, _ = self.runner.lower([rows[j] for j in missing])
-                for m, j in enumerate(missing):
-                    self._lower[keys[j]] = hidden[m, : len(rows[j])].to(torch.float16).cpu().numpy()
             width = -(-max(len(r) for r in rows) // PAD_MULTIPLE) * PAD_MULTIPLE
-            size = self.runner.model.bert.config.hidden_size
-            hidden_np = np.zeros((len(rows), width, size), dtype=np.float32)
             mask = np.zeros((len(rows), width), dtype=np.int64)
-            for j, key in enumerate(keys):
-                hidden_np[j, : len(rows[j])] = self._lower[key]
-                mask[j, : len(rows[j])] = 1
+            for j, r in enumerate(rows):
+                mask[j, : len(r)] = 1
+            if self._disk is not None:
+                if not self._disk.have(idx).all():
+                    hidden, _ = self.runner.lower(rows)
+                    self._disk.put(idx, hidden.to(torch.float16).cpu().numpy())
+                hidden_np = self._disk.get(idx, width)
+            else:
+                missing = [j for j, key in enumerate(keys) if key not in self._lower]
+                if missing:
+                    hidden, _ = self.runner.lower([rows[j] for j in missing])
+                    for m, j in enumerate(missing):
+                        self._lower[keys[j]] = hidden[m, : len(rows[j])].to(torch.float16).cpu().numpy()
+                hidden_np = np.zeros((len(rows), width, size), dtype=np.float32)
+                for j, key in enumerate(keys):
+                    hidden_np[j, : len(rows[j])] = self._lower[key]
             device = self.runner.device
             with torch.no_grad():
                 s, e = self.runner.logits(
@@ -718,6 +746,8 @@ class Curve:
             s_np, e_np = s.float().cpu().numpy(), e.float().cpu().numpy()
             for j, key in enumerate(keys):
                 out[key] = (s_np[j, : len(rows[j])], e_np[j, : len(rows[j])])
+        if self._disk is not None:
+            self._disk.flush()
         return out
 
     def scores(self) -> dict[str, dict[str, float]]:

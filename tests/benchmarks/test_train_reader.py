@@ -167,3 +167,5 @@ def test_a_stop_during_a_dev_evaluation_leaves_it_for_the_resumed_run(tmp_path):
     train(args)
     steps = [line.split(",")[0] for line in (out / "curve.csv").read_text().splitlines()[1:]]
     assert steps == ["0", "0", "2", "2"]  # en and zh at the start and at the end
+    (dev_cache,) = (out / "cache").glob("dev-f4-*")  # the dev windows' frozen part, kept for the next run
+    assert (dev_cache / "done.u8").read_bytes() == b"\x01" * 6  # 6 one-window examples
