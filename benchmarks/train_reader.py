@@ -1,6 +1,6 @@
 """Train the extractive reader: the bundled multilingual-e5-small fine-tuned for SQuAD 2.0-style QA.
 
-    python -m benchmarks.train_reader --data DIR --out DIR [--layers 8] [--train-from 0] ...
+    python -m benchmarks.train_reader --data FILE --out DIR [--layers 8] [--train-from 4] [--resume] ...
 
 What it does, end to end (the shipped weights are reproduced by the command in the model card,
 ``retrieval/reader/MODEL_CARD.md``):
@@ -14,16 +14,22 @@ What it does, end to end (the shipped weights are reproduced by the command in t
 3. Builds the model: the packed e5 weights rebuilt as a PyTorch BERT (`haygraph.retrieval.e5_torch`)
    cut to its first `--layers` layers, plus a linear head (384 -> 2: start and end logits). The
    word-embedding table stays frozen (it is the bundled table the runtime reads); layers below
-   `--train-from` are frozen too.
-4. Trains with AdamW, linear warm-up and decay, cross-entropy on start and end, bfloat16 autocast on
-   the CPU (fp32 master weights), batches of windows of similar length (little padding). Every
-   `--checkpoint-minutes` it writes a checkpoint atomically; `--resume` continues from it bit for bit
-   (same order of batches), so a killed run loses at most that much work.
+   `--train-from` are frozen too. Without a checkpoint it starts from the shipped reader's weights
+   (``--init shipped``, dequantized by `benchmarks.reader_init`) or from e5's own (``--init e5``).
+4. Trains with AdamW, linear warm-up and decay, cross-entropy on start and end, batches of windows of
+   similar length (little padding), bfloat16 autocast only where the hardware computes it
+   (``--precision auto``). The frozen layers' output of each window is computed once, stored in a
+   float16 memory-mapped cache (`benchmarks.reader_cache`, ``--cache``) and read back afterwards. Every
+   `--checkpoint-minutes`, and when SIGTERM or SIGINT arrives, it writes a checkpoint atomically (trained
+   tensors, optimizer, batch order, position, RNG); `--resume` continues from it bit for bit, so a
+   killed run loses at most that much work. With ``--dev`` it scores the dev slice every
+   ``--eval-every`` windows into ``OUT/curve.csv`` (`benchmarks.reader_curve` plots it);
+   ``--bench-steps`` only measures windows/s the old way and the new way.
 5. Exports the trained layers and head as ONNX (input: word embeddings and the attention mask;
    outputs: start and end logits) and quantises its MatMuls to dynamic int8 (per channel), as the
    project's other ONNX encoders are (`haygraph.retrieval.onnx_encoder.export_model`).
 
-Progress (examples/s, loss, ETA) is logged; nothing is downloaded.
+Progress (windows/s, loss, epoch, cached windows, ETA) is logged; nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import logging
 import math
 import os
 import random
+import signal
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -43,7 +50,9 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.reader_cache import LowerCache, cache_key
 from haygraph.retrieval.e5_vocabulary import E5Vocabulary
+from haygraph.retrieval.reader.model import ReaderModel, ReaderSettings
 from haygraph.retrieval.reader.tokens import Window
 
 logger = logging.getLogger("train_reader")
@@ -251,6 +260,7 @@ def embed_batch(vocab: E5Vocabulary, rows: Sequence[np.ndarray]) -> tuple[np.nda
 
 
 def _save(path: Path, obj: Any) -> None:
+    """`torch.save` to a temporary name, then rename: a killed run never leaves half a checkpoint."""
     import torch
 
     tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -258,118 +268,640 @@ def _save(path: Path, obj: Any) -> None:
     tmp.replace(path)
 
 
-def train(args: argparse.Namespace) -> Path:
-    """Run the training the arguments describe; returns the output folder."""
+def resolve_precision(precision: str, device: str) -> str:
+    """``bf16`` or ``fp32`` for `precision` ``auto``: bfloat16 only where the hardware computes it.
+
+    On a CPU without AVX-512 BF16 or AMX (the 2-core machine's AVX2 EPYC) bfloat16 autocast is emulated
+    and slower than float32 (`--bench-steps` measures both).
+    """
+    if precision not in ("auto", "bf16", "fp32"):
+        raise ValueError(f"precision must be one of auto, bf16, fp32, but got {precision!r}")
+    if precision != "auto":
+        return precision
+    if device.startswith("cuda"):
+        return "bf16"
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "fp32"
+    return "bf16" if ("avx512_bf16" in flags or "amx_bf16" in flags) else "fp32"
+
+
+def resolve_device(device: str) -> str:
+    """``cuda`` for `device` ``auto`` when an accelerator is visible, else ``cpu``."""
     import torch
 
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    vocab = E5Vocabulary.load(fast=True)  # the same ids as the runtime's tokenizer, ~5x as fast
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+class Step:
+    """One training step's pieces: the frozen lower part (cached or computed), the trained upper part.
+
+    `model` is `build_model`'s reader; the layers below `frozen` are run without gradients in eval mode
+    (no dropout: they are the fixed features the cache holds), the rest in the model's mode.
+    """
+
+    def __init__(
+        self, model: Any, vocab: E5Vocabulary, frozen: int, *, device: str = "cpu", precision: str = "fp32"
+    ) -> None:
+        from haygraph.retrieval.e5_torch import bert_part
+
+        self.model = model
+        self.vocab = vocab
+        self.frozen = frozen
+        self.device = device
+        self.precision = precision
+        layers = len(model.bert.encoder.layer)
+        self.lower_part = bert_part(model.bert, 0, frozen, embed=True)
+        self.upper_part = bert_part(model.bert, frozen, layers, embed=False)
+
+    def autocast(self) -> Any:
+        """The autocast context of this step's precision."""
+        import torch
+
+        kind = "cuda" if self.device.startswith("cuda") else "cpu"
+        return torch.autocast(kind, dtype=torch.bfloat16, enabled=self.precision == "bf16")
+
+    def lower(self, rows: Sequence[np.ndarray], *, dropout: bool = False) -> tuple[Any, Any]:
+        """The frozen layers' float32 output (B, T, H) for id `rows`, and the mask (B, T), on the device.
+
+        Without `dropout` they run in eval mode (what the cache holds); with it, in the model's mode, as
+        the shipped run trained (its frozen layers' dropout was on in training).
+        """
+        import torch
+
+        embeds, mask = embed_batch(self.vocab, rows)
+        m = torch.from_numpy(mask).to(self.device)
+        was = self.model.training  # the parts share the model's modules but not its mode flag
+        self.lower_part.train(was and dropout)
+        with torch.no_grad(), self.autocast():
+            hidden = self.lower_part(torch.from_numpy(embeds).to(self.device), m).float()
+        self.model.train(was)
+        return hidden, m
+
+    def lower_cached(
+        self, rows: Sequence[np.ndarray], idx: np.ndarray, cache: LowerCache | None
+    ) -> tuple[Any, Any]:
+        """As `lower`, read from `cache` when every window of `idx` is there (and stored when not)."""
+        import torch
+
+        if cache is None:
+            return self.lower(rows, dropout=True)
+        width = -(-max(len(r) for r in rows) // PAD_MULTIPLE) * PAD_MULTIPLE
+        if cache.have(idx).all():
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for k, r in enumerate(rows):
+                mask[k, : len(r)] = 1
+            hidden = torch.from_numpy(cache.get(idx, width)).to(self.device)
+            return hidden, torch.from_numpy(mask).to(self.device)
+        hidden, mask = self.lower(rows)
+        half = hidden.to(torch.float16)
+        cache.put(idx, half.cpu().numpy())
+        return (
+            half.float(),
+            mask,
+        )  # what a later read gives: a resumed run computes exactly what it would have
+
+    def logits(self, hidden: Any, mask: Any) -> tuple[Any, Any]:
+        """Start and end logits (padding at -1e4) of the upper layers and head over the lower output."""
+        with self.autocast():
+            out = self.model.head(self.upper_part(hidden, mask)).float()
+        out = out.masked_fill(mask.unsqueeze(-1) == 0, -1e4)
+        return out[..., 0], out[..., 1]
+
+
+def loss_of(s_logits: Any, e_logits: Any, starts: np.ndarray, ends: np.ndarray, device: str) -> Any:
+    """The mean of the start and end cross-entropies."""
+    import torch
+
+    fn = torch.nn.functional.cross_entropy
+    s = torch.from_numpy(np.asarray(starts)).long().to(device)
+    e = torch.from_numpy(np.asarray(ends)).long().to(device)
+    return (fn(s_logits, s) + fn(e_logits, e)) / 2
+
+
+def load_features(args: argparse.Namespace, out: Path, vocab: E5Vocabulary) -> tuple[Features, str]:
+    """The windows of ``--data`` and the key of the settings that made them.
+
+    Read from ``OUT/features.npz`` when it was made with the same settings and the same data files (their
+    sha256 is part of the key, so a changed file is windowed again).
+    """
+    from haygraph.retrieval.e5_onnx import file_sha256
+
     feats_path = out / "features.npz"
     settings = {
         k: getattr(args, k) for k in ("data", "max_length", "stride", "negative_windows", "seed", "limit")
     }
+    settings["data_sha256"] = [file_sha256(Path(p)) for p in args.data]
     key = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
     if feats_path.is_file() and json.loads((out / "features.json").read_text()).get("key") == key:
         z = np.load(feats_path, allow_pickle=False)
         flat, cuts = z["flat"], z["cuts"]
         feats = Features(np.split(flat, cuts[1:-1]), z["starts"], z["ends"], z["example"])
         logger.info("features read from %s: %d windows", feats_path, len(feats.ids))
-    else:
-        examples = read_examples([Path(p) for p in args.data])
-        random.Random(args.seed).shuffle(examples)
-        if args.limit:
-            examples = examples[: args.limit]
-        counts: dict[str, int] = {}
-        for ex in examples:
-            counts[ex.source] = counts.get(ex.source, 0) + 1
-        logger.info("examples: %d %s", len(examples), counts)
-        feats = featurize(
-            examples, vocab, max_length=args.max_length, stride=args.stride,
-            negative_windows=args.negative_windows, seed=args.seed,
-        )  # fmt: skip
-        cuts = np.cumsum([0] + [len(x) for x in feats.ids])
-        tmp = out / f"features.tmp{os.getpid()}.npz"
-        np.savez(tmp, flat=np.concatenate(feats.ids), cuts=cuts, starts=feats.starts, ends=feats.ends,
-                 example=feats.example)  # fmt: skip
-        tmp.replace(feats_path)
-        (out / "features.json").write_text(json.dumps({"key": key, "settings": settings, "sources": counts}))
-    lengths = np.asarray([len(x) for x in feats.ids])
-    logger.info(
-        "windows: %d, no-answer labels %.1f%%, mean length %.0f tokens",
-        len(lengths), 100 * float((feats.starts == 0).mean()), float(lengths.mean()),
+        return feats, key
+    examples = read_examples([Path(p) for p in args.data])
+    random.Random(args.seed).shuffle(examples)
+    if args.limit:
+        examples = examples[: args.limit]
+    counts: dict[str, int] = {}
+    for ex in examples:
+        counts[ex.source] = counts.get(ex.source, 0) + 1
+    logger.info("examples: %d %s", len(examples), counts)
+    feats = featurize(
+        examples, vocab, max_length=args.max_length, stride=args.stride,
+        negative_windows=args.negative_windows, seed=args.seed,
     )  # fmt: skip
+    cuts = np.cumsum([0] + [len(x) for x in feats.ids])
+    tmp = out / f"features.tmp{os.getpid()}.npz"
+    np.savez(tmp, flat=np.concatenate(feats.ids), cuts=cuts, starts=feats.starts, ends=feats.ends,
+             example=feats.example)  # fmt: skip
+    tmp.replace(feats_path)
+    (out / "features.json").write_text(json.dumps({"key": key, "settings": settings, "sources": counts}))
+    return feats, key
+
+
+def frozen_sha256(model: Any, frozen: int) -> str:
+    """sha256 of the frozen part's weights (embedding LayerNorm, positions, layers below `frozen`)."""
+    digest = hashlib.sha256()
+    for name, p in sorted(model.bert.named_parameters()):
+        embedding = name.startswith("embeddings.") and "word_embeddings" not in name
+        below = name.startswith("encoder.layer.") and int(name.split(".")[2]) < frozen
+        if embedding or below:
+            digest.update(name.encode() + p.detach().cpu().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def open_cache(
+    args: argparse.Namespace, feats_key: str, model: Any, lengths: np.ndarray
+) -> LowerCache | None:
+    """The frozen-output cache of these windows under ``--cache`` (None with ``--no-cache``)."""
+    if args.no_cache:
+        return None
+    frozen = args.train_from
+    key = cache_key(feats_key, frozen, frozen_sha256(model, frozen), PAD_MULTIPLE)
+    folder = Path(args.cache or Path(args.out) / "cache") / f"f{frozen}-{key}"
+    cache = LowerCache(folder, lengths, model.bert.config.hidden_size)
+    logger.info("frozen-output cache %s: %d of %d windows stored", folder, cache.filled, len(cache))
+    return cache
+
+
+def dev_cache_folder(args: argparse.Namespace, model: Any) -> Path | None:
+    """Where the dev windows' frozen outputs are kept across runs (None with ``--no-cache``)."""
+    from haygraph.retrieval.e5_onnx import file_sha256
+
+    if args.no_cache or not args.dev:
+        return None
+    frozen = args.train_from
+    key = cache_key(
+        file_sha256(Path(args.dev)), args.max_length, args.stride, args.dev_limit, args.dev_max_windows,
+        frozen, frozen_sha256(model, frozen),
+    )  # fmt: skip
+    return Path(args.cache or Path(args.out) / "cache") / f"dev-f{frozen}-{key}"
+
+
+def make_plan(lengths: np.ndarray, args: argparse.Namespace) -> list[np.ndarray]:
+    """The batches of every epoch in training order (cut to ``--max-steps``)."""
     plan = [
         b
         for epoch in range(args.epochs)
         for b in batches(lengths, args.batch_tokens, args.batch_size, args.seed + epoch)
     ]
-    if args.max_steps:
-        plan = plan[: args.max_steps]
+    return plan[: args.max_steps] if args.max_steps else plan
+
+
+class StopRequest:
+    """Set by SIGTERM / SIGINT: the loop finishes its step, writes a checkpoint and returns."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    def __call__(self, signum: int, _frame: Any) -> None:
+        """The signal handler."""
+        self.signal = signum
+        logger.info("signal %d: stopping at the next step's checkpoint", signum)
+
+    def install(self) -> None:
+        """Handle SIGTERM and SIGINT (main thread only)."""
+        signal.signal(signal.SIGTERM, self)
+        signal.signal(signal.SIGINT, self)
+
+
+def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
+    """Run the training the arguments describe; returns the output folder.
+
+    Starts from ``OUT/checkpoint.pt`` with ``--resume`` (its weights, optimizer, batch order and position),
+    else from the shipped reader's weights (``--init shipped``, dequantized from ``reader_int8.onnx``) or
+    from e5's own (``--init e5``). Stops early, at a checkpoint, when `stop` is set (a signal).
+    """
+    import torch
+
+    torch.manual_seed(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = resolve_device(args.device)
+    precision = resolve_precision(args.precision, device)
+    stop = stop if stop is not None else StopRequest()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    vocab = E5Vocabulary.load(fast=True)  # the same ids as the runtime's tokenizer, ~5x as fast
+    feats, feats_key = load_features(args, out, vocab)
+    lengths = np.asarray([len(x) for x in feats.ids])
+    logger.info(
+        "windows: %d, no-answer labels %.1f%%, mean length %.0f tokens, %.0f%% at most 192",
+        len(lengths), 100 * float((feats.starts == 0).mean()), float(lengths.mean()),
+        100 * float((lengths <= 192).mean()),
+    )  # fmt: skip
     model = build_model(args.layers, args.train_from)
     params = [p for p in model.parameters() if p.requires_grad]
-    logger.info("trainable parameters: %d", sum(p.numel() for p in params))
+    logger.info("trainable parameters: %d; %s on %s", sum(p.numel() for p in params), precision, device)
     decay = [p for p in params if p.ndim > 1]
     no_decay = [p for p in params if p.ndim <= 1]
+    ckpt = out / "checkpoint.pt"
+    state = torch.load(ckpt, weights_only=False) if args.resume and ckpt.is_file() else None
+    if state is not None:
+        for k in ("layers", "train_from"):
+            if state.get("args", {}).get(k, getattr(args, k)) != getattr(args, k):
+                raise SystemExit(f"{ckpt} was trained with --{k.replace('_', '-')} {state['args'][k]}")
+        model.load_state_dict(state["model"], strict=False)
+        plan = np.split(state["plan"], state["plan_cuts"][1:-1])
+        init = state.get("init", "?")
+    else:
+        plan = make_plan(lengths, args)
+        init = args.init
+        if args.init == "shipped":
+            from benchmarks.reader_init import load_shipped
+
+            names = load_shipped(model)
+            logger.info("started from the shipped reader's weights (%d tensors, dequantized)", len(names))
+    model.to(device)
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}], lr=args.lr
     )
+    step = seen = 0
+    if state is not None:
+        opt.load_state_dict(state["optimizer"])
+        step, seen = int(state["step"]), int(state.get("windows", 0))
+        torch.set_rng_state(state["rng"])
+        logger.info("resumed at step %d of %d (%d windows read; init %s)", step, len(plan), seen, init)
+    cache = open_cache(args, feats_key, model, lengths)
+    runner = Step(model, vocab, args.train_from, device=device, precision=precision)
     total = len(plan)
     warm = max(1, int(total * args.warmup))
+    curve = Curve(args, out, vocab, runner, stop, dev_cache_folder(args, model)) if args.dev else None
+    if curve is not None:
+        curve.epoch_windows = len(lengths)
 
-    def lr_at(step: int) -> float:
-        return args.lr * (step / warm if step < warm else max(0.0, (total - step) / max(1, total - warm)))
+    def lr_at(k: int) -> float:
+        return args.lr * (k / warm if k < warm else max(0.0, (total - k) / max(1, total - warm)))
 
-    step = 0
-    first = 0
-    ckpt = out / "checkpoint.pt"
-    if args.resume and ckpt.is_file():
-        state = torch.load(ckpt, weights_only=False)
-        model.load_state_dict(state["model"], strict=False)
-        opt.load_state_dict(state["optimizer"])
-        step = first = int(state["step"])
-        logger.info("resumed at step %d of %d", step, total)
+    def checkpoint(reason: str) -> None:
+        if cache is not None:
+            cache.flush()
+        trainable = {k: v for k, v in model.state_dict().items() if _trainable(model, k)}
+        cuts = np.cumsum([0] + [len(b) for b in plan])
+        _save(ckpt, {
+            "model": trainable, "optimizer": opt.state_dict(), "step": step, "windows": seen,
+            "plan": np.concatenate(plan), "plan_cuts": cuts, "rng": torch.get_rng_state(),
+            "init": init, "args": vars(args),
+        })  # fmt: skip
+        logger.info("checkpoint at step %d (%s)", step, reason)
+
+    if curve is not None:
+        curve.maybe(step, seen, total, force=step == 0)
     model.train()
-    loss_fn = torch.nn.CrossEntropyLoss()
     last_save = time.time()
     t0 = time.time()
-    seen = 0
+    first, read_now = step, 0
     run_loss = 0.0
     while step < total:
+        if stop.signal is not None:
+            checkpoint(f"signal {stop.signal}")
+            return out
         idx = plan[step]
-        embeds, mask = embed_batch(vocab, [feats.ids[i] for i in idx])
+        hidden, mask = runner.lower_cached([feats.ids[i] for i in idx], idx, cache)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=not args.fp32):
-            s_logits, e_logits = model(torch.from_numpy(embeds), torch.from_numpy(mask))
-        loss = (
-            loss_fn(s_logits, torch.from_numpy(feats.starts[idx]).long())
-            + loss_fn(e_logits, torch.from_numpy(feats.ends[idx]).long())
-        ) / 2
+        s_logits, e_logits = runner.logits(hidden, mask)
+        loss = loss_of(s_logits, e_logits, feats.starts[idx], feats.ends[idx], device)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
         step += 1
         seen += len(idx)
-        run_loss = 0.98 * run_loss + 0.02 * float(loss.detach()) if step > first + 1 else float(loss.detach())
+        read_now += len(idx)
+        value = float(loss.detach())
+        run_loss = 0.98 * run_loss + 0.02 * value if step > first + 1 else value
         if step % args.log_every == 0 or step == total:
-            rate = seen / (time.time() - t0)
+            rate = read_now / (time.time() - t0)
             eta = (total - step) * (time.time() - t0) / max(1, step - first)
             logger.info(
-                "step %d / %d  loss %.3f  lr %.2e  %.1f windows/s  ETA %.0f min",
-                step, total, run_loss, lr_at(step), rate, eta / 60,
+                "step %d / %d  loss %.3f  lr %.2e  %.1f windows/s  epoch %.2f  cached %d  ETA %.0f min",
+                step, total, run_loss, lr_at(step), rate, seen / len(lengths),
+                cache.filled if cache is not None else 0, eta / 60,
             )  # fmt: skip
+        if curve is not None and curve.maybe(step, seen, total):
+            model.train()
         if time.time() - last_save > args.checkpoint_minutes * 60 or step == total:
-            trainable = {k: v for k, v in model.state_dict().items() if _trainable(model, k)}
-            _save(ckpt, {"model": trainable, "optimizer": opt.state_dict(), "step": step})
+            checkpoint("timer" if step < total else "done")
             last_save = time.time()
     trainable = {k: v for k, v in model.state_dict().items() if _trainable(model, k)}
     _save(out / "reader.pt", {"model": trainable, "layers": args.layers, "args": vars(args)})
+    model.to("cpu")
     write_settings(out, export(model, out), args)
     return out
+
+
+class Curve:
+    """The learning curve: dev-slice EM / F1 per language every ``--eval-every`` windows, in ``curve.csv``.
+
+    Read with the trained model in torch (float32, eval mode) through `ReaderModel.read`'s own span and
+    margin logic, at the shipped threshold (a span when its margin >= 0), scored with the official SQuAD
+    2.0 rules (`haygraph.eval.qa_metrics.qa_scores`; Chinese per character). The frozen part of each dev
+    window is computed once and kept on disk beside the training cache (a ``dev-...`` folder, so a resumed
+    run does not recompute it; in memory with ``--no-cache``).
+    """
+
+    FIELDS = ("step", "windows", "epoch", "lang", "n", "exact", "f1", "HasAns_f1", "NoAns_exact", "seconds")
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        out: Path,
+        vocab: E5Vocabulary,
+        runner: Step,
+        stop: StopRequest | None = None,
+        disk_folder: Path | None = None,
+    ) -> None:
+        self.stop = stop
+        self.disk_folder = disk_folder
+        self._disk: LowerCache | None = None
+        rows = _dev_rows(Path(args.dev))
+        if args.dev_limit and args.dev_limit < len(rows):  # evenly spread: the file is grouped by source
+            rows = [rows[k * len(rows) // args.dev_limit] for k in range(args.dev_limit)]
+        self.rows = rows
+        self.max_windows = args.dev_max_windows
+        self._dev_windows: list[Window] = []
+        self.every = args.eval_every
+        self.path = out / "curve.csv"
+        self.vocab = vocab
+        self.runner = runner
+        self.max_length, self.stride = args.max_length, args.stride
+        self.epoch_windows = 0
+        self._lower: dict[bytes, np.ndarray] = {}
+        done = set()
+        if self.path.is_file():
+            done = {int(line.split(",")[0]) for line in self.path.read_text().splitlines()[1:] if line}
+        self.done_steps = done
+        self.last_windows = 0
+        if self.path.is_file():
+            seen = [int(line.split(",")[1]) for line in self.path.read_text().splitlines()[1:] if line]
+            self.last_windows = max(seen, default=0)
+
+    def maybe(self, step: int, windows: int, total: int, *, force: bool = False) -> bool:
+        """Evaluate when `every` windows passed since the last evaluation (or `force`); True if it did."""
+        if step in self.done_steps:
+            self.last_windows = windows
+            return False
+        if not force and windows - self.last_windows < self.every and step != total:
+            return False
+        try:
+            self.evaluate(step, windows)
+        except _Interrupted:
+            logger.info("dev evaluation at step %d left unfinished: stopping", step)
+            return False
+        self.last_windows = windows
+        return True
+
+    def _windows(self) -> list[Window]:
+        """Every dev window, in length order (made once; their frozen part is computed once too).
+
+        Examples whose passage takes more than ``--dev-max-windows`` windows are dropped from the curve.
+        """
+        if not self._dev_windows:
+            reader = _TorchReader(lambda ws: [], self.vocab, self.max_length, self.stride)
+            found = {}
+            kept = []
+            for row in self.rows:
+                windows = reader.windows(row["question"], [row["context"]])
+                if len(windows) > self.max_windows:
+                    continue
+                kept.append(row)
+                for w in windows:
+                    found[np.asarray(w.ids, dtype=np.int32).tobytes()] = w
+            if len(kept) < len(self.rows):
+                logger.info(
+                    "learning curve: %d of %d dev examples (left out: passages of over %d windows)",
+                    len(kept), len(self.rows), self.max_windows,
+                )  # fmt: skip
+            self.rows = kept
+            self._dev_windows = sorted(found.values(), key=lambda w: len(w.ids))
+        return self._dev_windows
+
+    def all_logits(self, batch_tokens: int = 4096) -> dict[bytes, tuple[np.ndarray, np.ndarray]]:
+        """Start and end logits of every dev window by its ids, in batches of similar length."""
+        import torch
+
+        windows = self._windows()
+        size = self.runner.model.bert.config.hidden_size
+        if self.disk_folder is not None and self._disk is None:
+            self._disk = LowerCache(self.disk_folder, [len(w.ids) for w in windows], size)
+        out: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+        k = 0
+        while k < len(windows):
+            if self.stop is not None and self.stop.signal is not None:
+                raise _Interrupted
+            n = max(1, batch_tokens // max(PAD_MULTIPLE, len(windows[min(k + 31, len(windows) - 1)].ids)))
+            group = windows[k : k + min(32, n)]
+            idx = np.arange(k, k + len(group))
+            k += len(group)
+            rows = [np.asarray(w.ids, dtype=np.int32) for w in group]
+            keys = [r.tobytes() for r in rows]
+            width = -(-max(len(r) for r in rows) // PAD_MULTIPLE) * PAD_MULTIPLE
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for j, r in enumerate(rows):
+                mask[j, : len(r)] = 1
+            if self._disk is not None:
+                if not self._disk.have(idx).all():
+                    hidden, _ = self.runner.lower(rows)
+                    self._disk.put(idx, hidden.to(torch.float16).cpu().numpy())
+                hidden_np = self._disk.get(idx, width)
+            else:
+                missing = [j for j, key in enumerate(keys) if key not in self._lower]
+                if missing:
+                    hidden, _ = self.runner.lower([rows[j] for j in missing])
+                    for m, j in enumerate(missing):
+                        self._lower[keys[j]] = hidden[m, : len(rows[j])].to(torch.float16).cpu().numpy()
+                hidden_np = np.zeros((len(rows), width, size), dtype=np.float32)
+                for j, key in enumerate(keys):
+                    hidden_np[j, : len(rows[j])] = self._lower[key]
+            device = self.runner.device
+            with torch.no_grad():
+                s, e = self.runner.logits(
+                    torch.from_numpy(hidden_np).to(device), torch.from_numpy(mask).to(device)
+                )
+            s_np, e_np = s.float().cpu().numpy(), e.float().cpu().numpy()
+            for j, key in enumerate(keys):
+                out[key] = (s_np[j, : len(rows[j])], e_np[j, : len(rows[j])])
+        if self._disk is not None:
+            self._disk.flush()
+        return out
+
+    def scores(self) -> dict[str, dict[str, float]]:
+        """Dev-slice scores per language of the model as it is now."""
+        from haygraph.eval.qa_metrics import qa_scores
+
+        model = self.runner.model
+        was = model.training
+        model.eval()
+        try:
+            table = self.all_logits()
+        finally:
+            model.train(was)
+
+        def lookup(ws: Sequence[Window]) -> list[tuple[np.ndarray, np.ndarray]]:
+            return [table[np.asarray(w.ids, dtype=np.int32).tobytes()] for w in ws]
+
+        reader = _TorchReader(lookup, self.vocab, self.max_length, self.stride)
+        preds = []
+        for row in self.rows:
+            reading = reader.read(row["question"], [row["context"]])[0]
+            best = reading.best
+            preds.append(best.text if best is not None and reading.margin >= 0 else "")
+        out = {}
+        for lang in sorted({r["lang"] for r in self.rows}):
+            pick = [k for k, r in enumerate(self.rows) if r["lang"] == lang]
+            golds = {self.rows[k]["id"]: self.rows[k]["golds"] for k in pick}
+            out[lang] = qa_scores({self.rows[k]["id"]: preds[k] for k in pick}, golds, lang)
+        return out
+
+    def evaluate(self, step: int, windows: int) -> None:
+        """Score the dev slice now and append a row per language to ``curve.csv``."""
+        t0 = time.time()
+        scores = self.scores()
+        seconds = time.time() - t0
+        new = not self.path.is_file()
+        with self.path.open("a", encoding="utf-8") as fh:
+            if new:
+                fh.write(",".join(self.FIELDS) + "\n")
+            for lang, s in scores.items():
+                epoch = windows / self.epoch_windows if self.epoch_windows else 0.0
+                fh.write(
+                    f"{step},{windows},{epoch:.3f},{lang},{int(s['total'])},{s['exact']:.2f},{s['f1']:.2f},"
+                    f"{s.get('HasAns_f1', float('nan')):.2f},{s.get('NoAns_exact', float('nan')):.2f},"
+                    f"{seconds:.0f}\n"
+                )
+                logger.info(
+                    "dev %s at step %d (%d windows): EM %.1f F1 %.1f (n %d, %.0f s)",
+                    lang, step, windows, s["exact"], s["f1"], s["total"], seconds,
+                )  # fmt: skip
+        self.done_steps.add(step)
+
+
+class _Interrupted(Exception):
+    """A stop was asked for during a dev evaluation (it is dropped; the next run evaluates again)."""
+
+
+def _dev_rows(path: Path) -> list[dict[str, Any]]:
+    from benchmarks.eval_reader import squad_rows
+
+    return squad_rows(path)
+
+
+class _TorchReader(ReaderModel):
+    """`ReaderModel.read` over logits computed by a function (the model in training) instead of ONNX."""
+
+    def __init__(self, logits: Any, vocab: E5Vocabulary, max_length: int, stride: int) -> None:
+        super().__init__(check_sha256=False)
+        self._logits = logits
+        self._vocab = vocab
+        self._session = "torch"  # warm_up has nothing to load
+        self.settings = ReaderSettings(max_length=max_length, stride=stride)
+
+    def logits(self, windows: Sequence[Window]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Start and end logits of each window."""
+        return list(self._logits(windows))
+
+
+def bench(args: argparse.Namespace, n: int) -> dict[str, Any]:
+    """Windows/s of `n` training steps the old way and the new way, on the same batches, in one process.
+
+    Old: word embeddings through all layers each step (the frozen ones recomputed), bfloat16 autocast as
+    the shipped run trained. New: the frozen part read from the cache (filled first, timed apart), the
+    upper layers in float32 and in bfloat16. The first step of each way is a warm-up, not timed.
+    """
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    vocab = E5Vocabulary.load(fast=True)
+    feats, feats_key = load_features(args, out, vocab)
+    lengths = np.asarray([len(x) for x in feats.ids])
+    plan = make_plan(lengths, args)[: n + 1]
+    model = build_model(args.layers, args.train_from)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=1e-5)
+    cache = open_cache(args, feats_key, model, lengths)
+    if cache is None:
+        raise SystemExit("--bench-steps measures the cache: drop --no-cache")
+
+    def timed(label: str, one: Any) -> float:
+        model.train()
+        one(plan[0])
+        t0, windows = time.time(), 0
+        for idx in plan[1:]:
+            one(idx)
+            windows += len(idx)
+        rate = windows / (time.time() - t0)
+        logger.info("%s: %.2f windows/s (%d steps, %d windows)", label, rate, len(plan) - 1, windows)
+        return rate
+
+    def update(loss: Any) -> None:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    def old(precision: str) -> Any:
+        def one(idx: np.ndarray) -> None:
+            embeds, mask = embed_batch(vocab, [feats.ids[i] for i in idx])
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+                s, e = model(torch.from_numpy(embeds), torch.from_numpy(mask))
+            update(loss_of(s, e, feats.starts[idx], feats.ends[idx], "cpu"))
+
+        return one
+
+    def new(precision: str) -> Any:
+        runner = Step(model, vocab, args.train_from, precision=precision)
+
+        def one(idx: np.ndarray) -> None:
+            hidden, mask = runner.lower_cached([feats.ids[i] for i in idx], idx, cache)
+            s, e = runner.logits(hidden, mask)
+            update(loss_of(s, e, feats.starts[idx], feats.ends[idx], "cpu"))
+
+        return one
+
+    result: dict[str, Any] = {"threads": torch.get_num_threads(), "steps": n, "load": os.getloadavg()}
+    result["old_bf16"] = timed("old step (frozen layers recomputed), bf16 autocast", old("bf16"))
+    result["old_fp32"] = timed("old step (frozen layers recomputed), fp32", old("fp32"))
+    runner = Step(model, vocab, args.train_from, precision="fp32")
+    t0, filled = time.time(), 0
+    for idx in plan:
+        if not cache.have(idx).all():
+            runner.lower_cached([feats.ids[i] for i in idx], idx, cache)
+            filled += len(idx)
+    result["cache_fill_windows_per_s"] = filled / max(1e-9, time.time() - t0) if filled else None
+    logger.info("cache filled for %d windows (%s windows/s)", filled, result["cache_fill_windows_per_s"])
+    result["new_fp32"] = timed("new step (frozen layers read from the cache), fp32", new("fp32"))
+    result["new_bf16"] = timed("new step (frozen layers read from the cache), bf16 autocast", new("bf16"))
+    result["load_after"] = os.getloadavg()
+    (out / "bench.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return result
 
 
 def write_settings(out: Path, onnx: Path, args: argparse.Namespace) -> Path:
@@ -455,8 +987,8 @@ def export(model: Any, out: Path) -> Path:
     return int8
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Command-line entry point."""
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line's settings (``--fp32`` folded into ``--precision``)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", default=[], help="JSONL files of span-QA examples")
     ap.add_argument("--out", required=True, help="folder for features, checkpoints and the exported model")
@@ -474,8 +1006,47 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--batch-size", type=int, default=32, help="most windows per batch")
     ap.add_argument("--batch-tokens", type=int, default=6144, help="most padded tokens per batch")
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--fp32", action="store_true", help="no bfloat16 autocast")
+    ap.add_argument("--threads", type=int, default=2, help="torch intra-op threads (0: torch's choice)")
+    ap.add_argument(
+        "--precision",
+        choices=("auto", "bf16", "fp32"),
+        default="auto",
+        help="auto: bfloat16 only where the hardware has it (AVX512-BF16, AMX, CUDA)",
+    )
+    ap.add_argument("--fp32", action="store_true", help="same as --precision fp32")
+    ap.add_argument("--device", default="auto", help="auto (cuda when visible, else cpu), cpu, cuda, cuda:N")
+    ap.add_argument(
+        "--init",
+        choices=("shipped", "e5"),
+        default="shipped",
+        help="a run without a checkpoint starts from the shipped reader (dequantized) or e5",
+    )
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="folder of the frozen layers' outputs per window (default OUT/cache)",
+    )
+    ap.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="recompute the frozen layers every step, with their dropout on (the shipped run's way)",
+    )
+    ap.add_argument("--dev", type=Path, default=None, help="dev JSONL scored for the learning curve")
+    ap.add_argument("--dev-limit", type=int, default=0, help="score only this many dev examples (0: all)")
+    ap.add_argument(
+        "--dev-max-windows",
+        type=int,
+        default=4,
+        help="leave out of the curve dev passages read in more windows (whole papers)",
+    )
+    ap.add_argument("--eval-every", type=int, default=10_000, help="windows between dev evaluations")
+    ap.add_argument(
+        "--bench-steps",
+        type=int,
+        default=0,
+        help="only measure windows/s of this many steps the old and the new way",
+    )
     ap.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     ap.add_argument("--checkpoint-minutes", type=float, default=10.0)
     ap.add_argument("--log-every", type=int, default=20)
@@ -488,12 +1059,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.train_from < split_layer():
         ap.error(f"--train-from must be >= {split_layer()}: the layers below are the shared e5 lower graph")
+    if args.fp32:
+        args.precision = "fp32"
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point."""
+    args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("onnxruntime").setLevel(logging.ERROR)
     if args.export_checkpoint is not None:
         export_checkpoint(args, args.export_checkpoint)
         return
-    train(args)
+    if args.bench_steps:
+        bench(args, args.bench_steps)
+        return
+    stop = StopRequest()
+    stop.install()
+    train(args, stop)
 
 
 def _iter_lines(path: Path) -> Iterator[str]:

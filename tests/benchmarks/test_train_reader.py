@@ -1,0 +1,171 @@
+"""`benchmarks.train_reader`: a run stopped by a signal resumes where it stopped, to the same weights."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.train_reader import parse_args, resolve_precision, train
+
+FACTS = [
+    ("The library opens at 9 am and closes at 6 pm on weekdays.", "When does the library open?", "9 am"),
+    ("Parking on level B2 costs 90 EUR a month.", "How much is parking on level B2?", "90 EUR"),
+    ("全职员工每年享有25天带薪年假。", "全职员工有多少天年假？", "25天"),
+    ("The museum was founded in 1852 by Prince Albert.", "Who founded the museum?", "Prince Albert"),
+    (
+        "Trains to the airport leave every 15 minutes.",
+        "How often do airport trains leave?",
+        "every 15 minutes",
+    ),
+    ("会议室在三楼，可容纳二十人。", "会议室在几楼？", "三楼"),
+]
+
+
+def _data(tmp_path: Path) -> Path:
+    path = tmp_path / "train.jsonl"
+    rows = []
+    for k, (context, question, answer) in enumerate(FACTS):
+        rows.append({
+            "id": f"q{k}", "source": "toy", "lang": "zh" if "楼" in context or "年假" in context else "en",
+            "title": "", "context": context, "question": question,
+            "answers": [{"text": answer, "start": context.index(answer)}], "is_impossible": False,
+        })  # fmt: skip
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+class StopAfter:
+    """A stop request that fires once `n` steps have been started (what SIGTERM sets mid-run)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.asked = 0
+
+    @property
+    def signal(self) -> int | None:
+        self.asked += 1
+        return 15 if self.asked > self.n else None
+
+
+def _args(data: Path, out: Path) -> object:
+    return parse_args([
+        "--data", str(data), "--out", str(out), "--batch-size", "2", "--max-steps", "3",
+        "--threads", "1", "--precision", "fp32", "--resume", "--log-every", "1", "--eval-every", "4",
+    ])  # fmt: skip
+
+
+def test_precision_auto_is_float32_on_a_cpu_without_bfloat16_units():
+    with pytest.raises(ValueError, match="one of auto, bf16, fp32, but got 'fp16'"):
+        resolve_precision("fp16", "cpu")
+    assert resolve_precision("bf16", "cpu") == "bf16"
+    assert resolve_precision("auto", "cuda") == "bf16"
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    expected = "bf16" if "avx512_bf16" in flags or "amx_bf16" in flags else "fp32"
+    assert resolve_precision("auto", "cpu") == expected
+
+
+@pytest.mark.integration
+def test_a_stopped_run_resumes_to_the_weights_of_an_uninterrupted_one(tmp_path):
+    import torch
+
+    data = _data(tmp_path)
+    whole = tmp_path / "whole"
+    train(_args(data, whole))
+    split = tmp_path / "split"
+    train(_args(data, split), StopAfter(1))  # type: ignore[arg-type]
+    stopped = torch.load(split / "checkpoint.pt", weights_only=False)
+    assert stopped["step"] == 1 and not (split / "reader_int8.onnx").exists()
+    train(_args(data, split))
+    a = torch.load(whole / "checkpoint.pt", weights_only=False)
+    b = torch.load(split / "checkpoint.pt", weights_only=False)
+    assert a["step"] == b["step"] == 3 and a["init"] == b["init"] == "shipped"
+    assert a["model"].keys() == b["model"].keys()
+    for name, value in a["model"].items():
+        assert torch.equal(value, b["model"][name]), name
+    assert (split / "reader_int8.onnx").is_file()
+
+
+@pytest.mark.integration
+def test_the_frozen_part_runs_without_dropout_and_leaves_the_models_mode_alone():
+    import numpy as np
+    import torch
+
+    from benchmarks.train_reader import Step, build_model
+    from haygraph.retrieval.e5_vocabulary import E5Vocabulary
+
+    vocab = E5Vocabulary.load()
+    model = build_model(5, 4)
+    step = Step(model, vocab, 4)
+    rows = [
+        np.asarray(w.ids, dtype=np.int32)
+        for w in vocab.tokens.windows("Who?", ["Prince Albert."], max_length=64, stride=16)
+    ]
+    for mode in (True, False):
+        model.train(mode)
+        a, _ = step.lower(rows)
+        b, _ = step.lower(rows)
+        assert torch.equal(a, b)  # no dropout: the cache's fixed features
+        assert model.training is mode and all(m.training is mode for m in model.modules())
+    model.train()
+    a, _ = step.lower(rows, dropout=True)
+    b, _ = step.lower(rows, dropout=True)
+    assert not torch.equal(a, b) and model.training  # --no-cache: the shipped run's dropout
+
+
+@pytest.mark.integration
+def test_sigterm_stops_a_running_training_at_a_checkpoint(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import torch
+
+    data = _data(tmp_path)
+    out = tmp_path / "run"
+    log = tmp_path / "log.txt"
+    cmd = [
+        sys.executable, "-m", "benchmarks.train_reader", "--data", str(data), "--out", str(out),
+        "--batch-size", "1", "--epochs", "50", "--threads", "1", "--precision", "fp32", "--resume",
+        "--log-every", "1",
+    ]  # fmt: skip
+    root = Path(__file__).resolve().parents[2]
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, cwd=root, stdout=fh, stderr=subprocess.STDOUT, env=os.environ.copy())
+    try:
+        deadline = time.time() + 120
+        while "step 1 / " not in log.read_text() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert proc.poll() is None, log.read_text()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    assert 1 <= state["step"] < 300  # 6 windows x 50 epochs, one a step: stopped long before the end
+    assert "checkpoint at step" in log.read_text() and "signal 15" in log.read_text()
+    assert not (out / "reader_int8.onnx").exists()
+
+
+@pytest.mark.integration
+def test_a_stop_during_a_dev_evaluation_leaves_it_for_the_resumed_run(tmp_path):
+    import torch
+
+    data = _data(tmp_path)
+    out = tmp_path / "run"
+    args = parse_args([
+        "--data", str(data), "--out", str(out), "--batch-size", "2", "--max-steps", "2", "--threads", "1",
+        "--precision", "fp32", "--resume", "--dev", str(data), "--eval-every", "100",
+    ])  # fmt: skip
+    train(args, StopAfter(0))  # type: ignore[arg-type]
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 0
+    assert not (out / "curve.csv").exists()
+    train(args)
+    steps = [line.split(",")[0] for line in (out / "curve.csv").read_text().splitlines()[1:]]
+    assert steps == ["0", "0", "2", "2"]  # en and zh at the start and at the end
+    (dev_cache,) = (out / "cache").glob("dev-f4-*")  # the dev windows' frozen part, kept for the next run
+    assert (dev_cache / "done.u8").read_bytes() == b"\x01" * 6  # 6 one-window examples
