@@ -365,7 +365,6 @@ def holds_type(kind: str | None, unit: str) -> bool:
     return kind is not None and bool(ASKED_TYPES[kind][1].search(unit))
 
 
-
 TIME_UNITS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (
         re.compile(asks),
