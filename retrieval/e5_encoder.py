@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from haygraph.retrieval.config import E5_BACKEND, E5_MODEL
+from haygraph.retrieval.e5_packed import clean_text as clean_text
 from haygraph.retrieval.errors import ModelUnavailableError
 from haygraph.retrieval.relevance import cjk_count, cjk_share
 
@@ -230,13 +231,3 @@ class E5Encoder:
             vectors = self._engine.query(part) if query else self._engine.passage(part)
             out[start : start + len(part)] = np.asarray(vectors, dtype=np.float32).reshape(len(part), -1)
         return out
-
-
-def clean_text(text: str) -> str:
-    """`text` as the engine can take it: it reads NUL-terminated UTF-8, so NUL and lone surrogates go.
-
-    The rebuilt model's tokenizer (`haygraph.retrieval.e5_torch`) reads texts cleaned the same way, so
-    both see the same characters.
-    """
-    text = text.replace("\x00", " ")
-    return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text

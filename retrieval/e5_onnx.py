@@ -147,7 +147,7 @@ class E5OnnxEncoder:
         Batches are cut by `BATCH_TOKENS` padded tokens; `batch_size` is accepted for the encoders'
         common signature and not used.
         """
-        from haygraph.retrieval.e5_torch import prefixed_ids
+        from haygraph.retrieval.e5_packed import prefixed_ids
 
         self.warm_up()
         vocab = self._vocab

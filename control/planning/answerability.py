@@ -38,7 +38,9 @@ A logistic model with one weight block per language (blended by the question's C
 `haygraph.retrieval.relevance` does) maps the signals to a probability; its weights are trained by
 ``python -m benchmarks.train_answerability`` on the tune parts only.
 
-Named rules (`RULES`, in order) come after the model and veto its yes, unless the reader's best span is
+Named rules (`RULES`, in order): a question without content terms is refused before the model (no
+tune row has one, so the ablation gives it no gain, but bad input is never answered). The others come
+after the model and veto its yes, unless the reader's best span is
 in the other language (`reads_across`): a question naming an identifier (`code_terms`:
 ``__VUE_PROD_TIPS__``, ``defineAsyncComponent``, a code span) that no evidence mentions; asking about a
 Chinese noun whose sibling the quoted sentence states (`meaning.contrasted_words`: 晚餐 asked, 午餐
@@ -69,6 +71,7 @@ from haygraph.control.planning.extractive import (
     heading_names,
     holds_type,
     own_heading,
+    question_terms,
     question_text,
     terms,
 )
@@ -436,6 +439,10 @@ class Rule:
     check: Callable[[RuleInput], str | None]
 
 
+def _no_content_terms(r: RuleInput) -> str | None:
+    return None if question_terms(r.question) else "no content terms"
+
+
 def _absent_identifier(r: RuleInput) -> str | None:
     absent = absent_code_terms(r.question, r.evidence)
     return ("no retrieved passage mentions " + ", ".join(f"'{t}'" for t in absent)) if absent else None
@@ -467,6 +474,7 @@ def _type_absent(r: RuleInput) -> str | None:
 
 
 RULES: tuple[Rule, ...] = (
+    Rule("no content terms", "before", _no_content_terms),
     Rule("identifier", "after", _absent_identifier),
     Rule("sibling", "after", _sibling),
     Rule("type absent", "after", _type_absent),

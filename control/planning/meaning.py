@@ -30,7 +30,7 @@ from typing import Protocol, runtime_checkable
 
 from haygraph import chinese_words
 from haygraph.control.language import CJK, CJK_RANGES, CJK_RUN, script_weights
-from haygraph.control.planning.extractive import question_text, terms
+from haygraph.control.planning.words import question_text, terms
 
 COSINE_FLOOR = 0.72
 """Cosine mapped to 0 (multilingual-e5-small: about the similarity of unrelated sentences)."""

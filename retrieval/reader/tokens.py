@@ -2,7 +2,7 @@
 
 The reader (`haygraph.retrieval.reader`) is the bundled multilingual-e5-small fine-tuned for extractive
 question answering, so it reads text exactly as e5 does: each character mapped through the packed
-model file's normalisation table, then the unigram pieces of that file (`e5_torch.build_tokenizer`).
+model file's normalisation table, then the unigram pieces of that file (`e5_packed.build_tokenizer`).
 This module keeps, for every passage token, the characters of the ORIGINAL passage it covers, so a
 predicted span is a slice of the caller's text (what the evidence highlight needs).
 

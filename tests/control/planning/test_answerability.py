@@ -266,3 +266,11 @@ class TestReaderDecision:
                 answerability.shipped_model(reader=True)
         finally:
             answerability.shipped_model.cache_clear()
+
+
+def test_a_question_without_content_terms_is_refused_before_the_model() -> None:
+    """Kept against the ablation (no tune row has one): bad input such as "can you tell me about that?"
+    must never be answered (`tests/eval/test_agent_harness_integration.py::TestBadInput`)."""
+    model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+    assert model.decide("can you tell me about that?", [LEAVE]).rule == "no content terms"
+    assert model.decide("How many days of leave?", [LEAVE]).answerable
