@@ -17,7 +17,7 @@ from haygraph.control.api import Agent
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Retriever
 from haygraph.control.graph.checkpointers import sqlite_checkpointer
-from haygraph.control.planning.answerability import shipped_model
+from haygraph.control.planning.decision.model import shipped_model
 from haygraph.control.tools import ContractToolExecutor
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.knowledge_base import KnowledgeBase

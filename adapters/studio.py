@@ -21,7 +21,7 @@ from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.adapters.meaning_encoder import default_meaning_encoder
 from haygraph.control.errors import ConfigError
 from haygraph.control.graph import Context, build_graph
-from haygraph.control.planning.answerability import shipped_model
+from haygraph.control.planning.decision.model import shipped_model
 from haygraph.control.tools import ContractToolExecutor
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 

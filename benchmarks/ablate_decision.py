@@ -17,16 +17,19 @@ the first and the expanded evidence of a turn) and the reader's readings of them
 Signal groups: ``reader`` (the reader's margin and whether its span is across languages),
 ``relevance`` (relevance, lexical relevance, gap), ``words`` (idf coverage, coverage, span, entities,
 unit coverage, type missing), ``meaning`` (the e5 meaning signals; with ``--meaning``). Rules: every
-named rule of `answerability.RULES`, applied as `AnswerabilityModel.decide` applies them (``before``
-rules refuse outright; ``after`` rules veto a yes, except when the reader's best span is in the other
-language). Each rule is left out in turn from "all signals, all rules", and its gain (answered and
-refused, mean over the groups, each variant at its own threshold) is printed.
+named rule of `decision.rules.RULES`, applied as `AnswerabilityModel.decide` applies them (``before``
+rules refuse outright; ``after`` rules veto a yes, in every language pair). Each rule is left out in
+turn from "all signals, all rules", and its gain (answered and refused, mean over the groups, each
+variant at its own threshold) is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import inspect
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,10 +50,10 @@ from benchmarks.train_answerability import (
     turn_level,
 )
 from haygraph.control.evidence import Evidence
-from haygraph.control.planning.answerability import FEATURE_NAMES, SIGNALS, RuleInput, reads_across
-from haygraph.control.planning.answerability import RULES as ANSWER_RULES
+from haygraph.control.planning.decision.rules import RULES as ANSWER_RULES
+from haygraph.control.planning.decision.rules import RuleInput
+from haygraph.control.planning.decision.signals import FEATURE_NAMES, SIGNALS
 from haygraph.control.planning.meaning import MEANING_SIGNALS
-from haygraph.control.reading import Reading
 
 GROUPS = {
     "reader": ("reader_margin", "reader_across", "reader_across_margin"),
@@ -66,15 +69,17 @@ GROUPS = {
     ),
     "meaning": MEANING_SIGNALS,
 }
-"""The decision's signals (`answerability.SIGNALS`) by group; every signal is in exactly one."""
+"""The decision's signals (`decision.signals.SIGNALS`) by group; every signal is in exactly one."""
 if sorted(s for group in GROUPS.values() for s in group) != sorted(SIGNALS):
-    raise RuntimeError("GROUPS must hold every signal of answerability.SIGNALS exactly once")
+    raise RuntimeError("GROUPS must hold every signal of decision.signals.SIGNALS exactly once")
 RULES = tuple(rule.name for rule in ANSWER_RULES)
 STAGE = {rule.name: rule.stage for rule in ANSWER_RULES}
 
 
-def rule_verdicts(row: dict[str, Any], signals: dict[str, float], encoder: Any) -> dict[str, bool]:
-    """Which of the decision's named rules (`answerability.RULES`) refuse this row, each on its own.
+def rule_verdicts(
+    row: dict[str, Any], signals: dict[str, float], encoder: Any, names: Sequence[str] = RULES
+) -> dict[str, bool]:
+    """Which of the decision's named rules (`decision.rules.RULES`; those in `names`) refuse this row.
 
     As `AnswerabilityModel.decide` applies them: on the rewritten query, the user's words and the row's
     evidence, with the row's cached signals (the type rules read ``type_missing``).
@@ -84,13 +89,35 @@ def rule_verdicts(row: dict[str, Any], signals: dict[str, float], encoder: Any) 
     asked = row.get("question") or question
     early = RuleInput(question, asked, evidence, {}, encoder)
     late = RuleInput(question, asked, evidence, signals, encoder)
-    return {rule.name: bool(rule.check(early if rule.stage == "before" else late)) for rule in ANSWER_RULES}
+    return {
+        rule.name: bool(rule.check(early if rule.stage == "before" else late))
+        for rule in ANSWER_RULES
+        if rule.name in names
+    }
 
 
-def row_across(row: dict[str, Any], reading: Reading | None) -> bool:
-    """Whether the decision skips the rules after the model for this row (`answerability.reads_across`)."""
-    items = [Evidence.model_validate(e) for e in [*row["evidence"], *(row.get("candidates") or [])]]
-    return reads_across(row.get("question") or row["query"], reading, items)
+def dependencies_digest() -> str:
+    """A digest of the modules the rules read (lexicon, signals, picker, meaning, answer units)."""
+    import haygraph.control.planning.answer_units as units_module
+    import haygraph.control.planning.decision.lexicon as lexicon_module
+    import haygraph.control.planning.decision.signals as signals_module
+    import haygraph.control.planning.extractive as extractive_module
+    import haygraph.control.planning.meaning as meaning_module
+
+    digest = hashlib.sha256()
+    for module in (units_module, lexicon_module, signals_module, extractive_module, meaning_module):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def rule_keys() -> dict[str, str]:
+    """Each rule's cache key: its name and a digest of its check's code (its docstring left out)."""
+    keys = {}
+    for rule in ANSWER_RULES:
+        source = inspect.getsource(rule.check)
+        body = re.sub(r'^(\s*def [^\n]*\n)\s*"""(?:.|\n)*?"""\n', r"\1", source, count=1)
+        keys[rule.name] = f"{rule.name}@{hashlib.sha256(body.encode()).hexdigest()[:12]}"
+    return keys
 
 
 def evaluate_variant(
@@ -156,21 +183,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     x = feature_matrix(examples, signals, readings)
     verdicts_path = work / f"rules-{'meaning' if args.meaning else 'plain'}.json"
+    # verdicts are kept per rule and version of its code: a new or changed rule computes only its own
     known = json.loads(verdicts_path.read_text()) if verdicts_path.is_file() else {}
-    if known.get("rules") != list(RULES):
-        known = {"rules": list(RULES), "rows": {}}
+    if known.get("code") != dependencies_digest():
+        known = {"code": dependencies_digest(), "rows": {}}
+    keys = rule_keys()
     for k, (row, sig) in enumerate(zip(examples, signals, strict=True)):
-        if row_key(row) not in known["rows"]:
-            known["rows"][row_key(row)] = rule_verdicts(row, sig, encoder)
+        have = known["rows"].setdefault(row_key(row), {})
+        missing = [name for name in RULES if keys[name] not in have]
+        if missing:
+            got = rule_verdicts(row, sig, encoder, missing)
+            have.update({keys[name]: fired for name, fired in got.items()})
             if k % 500 == 0:
                 print(f"rules: {k} / {len(examples)}", file=sys.stderr)
     verdicts_path.write_text(json.dumps(known))
-    across = np.array([row_across(r, readings.get(row_key(r))) for r in examples])
-    veto = {}
-    for name in RULES:
-        fired = np.array([known["rows"][row_key(r)][name] for r in examples])
-        # rules after the model are skipped when the reader's best span is in the other language
-        veto[name] = fired if STAGE[name] == "before" else fired & ~across
+    veto = {name: np.array([known["rows"][row_key(r)][keys[name]] for r in examples]) for name in RULES}
     y = np.array([int(r["label"]) for r in examples])
     w = np.array(weights)
     base_groups = ["reader", "relevance", "words"] + (["meaning"] if args.meaning else [])

@@ -1,4 +1,4 @@
-"""Train the answerability decision (`haygraph.control.planning.answerability`) on the tune parts only.
+"""Train the answerability decision (`haygraph.control.planning.decision`) on the tune parts only.
 
 Run from the repository root:
 
@@ -48,11 +48,9 @@ from sklearn.linear_model import LogisticRegression
 from haygraph.adapters.haystack_retriever import HaystackRetriever
 from haygraph.adapters.meaning_encoder import E5MeaningEncoder
 from haygraph.control.evidence import Evidence, evidence_key, merge_evidence
-from haygraph.control.planning.answerability import (
+from haygraph.control.planning.decision.model import MEANING_WEIGHTS_FILE, READER_WEIGHTS_FILE, WEIGHTS_FILE
+from haygraph.control.planning.decision.signals import (
     FEATURE_NAMES,
-    MEANING_WEIGHTS_FILE,
-    READER_WEIGHTS_FILE,
-    WEIGHTS_FILE,
     answerability_features,
     answerability_signals,
     reader_signals,
@@ -228,7 +226,7 @@ SIGNAL_CODE = (
     "units_by_share",
     "script_shares",
 )
-"""The functions of `haygraph.control.planning.answerability` that compute the cached signals."""
+"""The functions of `haygraph.control.planning.decision.signals` that compute the cached signals."""
 
 
 def cached_signals(
@@ -238,22 +236,23 @@ def cached_signals(
 
     Computing the meaning signals embeds every answer unit (~15 min here); a refit with another reader,
     threshold rule or weights reuses them. A change to the rows or to the modules that compute the
-    signals other than the reader's makes a new file (of `answerability`, the functions in `SIGNAL_CODE`).
+    signals other than the reader's makes a new file (of `decision.signals`, the functions in `SIGNAL_CODE`).
     """
     import inspect
 
     import haygraph.control.planning.answer_units as units_module
-    import haygraph.control.planning.answerability as answerability_module
+    import haygraph.control.planning.decision.lexicon as lexicon_module
+    import haygraph.control.planning.decision.signals as signals_module
     import haygraph.control.planning.extractive as extractive_module
     import haygraph.control.planning.meaning as meaning_module
 
     digest = hashlib.sha256(
         json.dumps([[r["id"], r["mode"], r["stage"], r["query"]] for r in examples]).encode()
     )
-    for module in (units_module, extractive_module, meaning_module):
+    for module in (units_module, lexicon_module, extractive_module, meaning_module):
         digest.update(Path(str(module.__file__)).read_bytes())
     for function in SIGNAL_CODE:
-        digest.update(inspect.getsource(getattr(answerability_module, function)).encode())
+        digest.update(inspect.getsource(getattr(signals_module, function)).encode())
     key = digest.hexdigest()
     if path.is_file():
         cached = json.loads(path.read_text(encoding="utf-8"))

@@ -6,7 +6,7 @@ component (`haygraph.adapters.evidence_reader.EvidenceReader` over
 `haygraph.retrieval.reader.E5ExtractiveReader`). The evaluate step reads the top evidence (and the best
 items in the other language) once per turn. The answer-or-refuse decision weighs the best span's
 ``margin`` and whether that span is in the other language than the question
-(`haygraph.control.planning.answerability.reader_signals`; the weights shipped in
+(`haygraph.control.planning.decision.signals.reader_signals`; the weights shipped in
 ``answerability_reader.json``, fitted on tune parts, give them weight: see that file). The offline answer
 quotes the unit that holds the best span, its value first when the margin clears the decision's
 ``lead_margin`` (`haygraph.control.planning.reader_answer`).

@@ -185,7 +185,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def explain_decision(question: str, result: dict[str, Any]) -> str:
     """The turn's answer-or-refuse decision in words: the verdict, words no evidence holds, the signals."""
-    from haygraph.control.planning.answerability import TOP_EVIDENCE
+    from haygraph.control.planning.decision.signals import TOP_EVIDENCE
     from haygraph.control.planning.meaning import missing_words
 
     decision = result.get("decision")

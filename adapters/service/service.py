@@ -38,7 +38,7 @@ from haygraph.adapters.tenancy import SHARED_TENANT
 from haygraph.control import Context, build_graph, result_from_state
 from haygraph.control.api import pending_confirmation
 from haygraph.control.planning import meaning
-from haygraph.control.planning.answerability import shipped_model
+from haygraph.control.planning.decision.model import shipped_model
 from haygraph.control.texts import Bilingual
 from haygraph.control.tools import ContractToolExecutor
 

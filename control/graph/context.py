@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Retriever
 from haygraph.control.graph.deadlines import check_timeout
-from haygraph.control.planning.answerability import AnswerabilityModel, shipped_model
+from haygraph.control.planning.decision.model import AnswerabilityModel, shipped_model
 from haygraph.control.planning.model_mode import ModelMode, resolve_model_mode
 from haygraph.control.reading import Reader
 from haygraph.control.tools.executor import ContractToolExecutor
@@ -57,7 +57,7 @@ class Context:
     """Relevance an evidence item needs to be usable for the answer; None = `relevance_threshold`."""
 
     answerability: AnswerabilityModel | None = field(default_factory=shipped_model)
-    """The evaluate step's answerability decision (`haygraph.control.planning.answerability`): below
+    """The evaluate step's answerability decision (`haygraph.control.planning.decision`): below
     its threshold the turn expands, then refuses with `insufficient_evidence`. Default: the weights
     shipped with the package (`shipped_model()`, loaded once on first use); None = decide on
     `relevance_threshold` alone (the older heuristic)."""

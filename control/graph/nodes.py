@@ -27,8 +27,8 @@ from haygraph.control.graph.deadlines import call_with_deadline, describe_failur
 from haygraph.control.graph.state import State, Status
 from haygraph.control.graph.turn_prompt import build_turn_prompt, result_key_fields, results_for_state
 from haygraph.control.language import CJK, is_chinese, words_only
-from haygraph.control.planning.answerability import TOP_EVIDENCE, reads_across
 from haygraph.control.planning.chitchat import chitchat_reply
+from haygraph.control.planning.decision.signals import TOP_EVIDENCE
 from haygraph.control.planning.extractive import extractive_answer, insufficient_message
 from haygraph.control.planning.injection import is_instruction_like, relays_instruction
 from haygraph.control.planning.input_check import check_question
@@ -260,13 +260,11 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     if model is None:
         return {**update, "answerable": None, "decision": None}
-    across = reads_across(question, reading, [*evidence, *candidates])
     decision = model.decide(
         state.get("query") or question,
         evidence,
         asked=question,
         reading=reading,
-        across=across,
         read_items=candidates,
     )
     return {

@@ -3,7 +3,7 @@
 `terms` weighs a text's English content words and Chinese characters and bigrams; `question_text`
 drops a Chinese question's interrogative and politeness phrases first. The sentence picker
 (`haygraph.control.planning.extractive`), the meaning signals (`haygraph.control.planning.meaning`) and
-the decision (`haygraph.control.planning.answerability`) share them from here, so neither of the first
+the decision (`haygraph.control.planning.decision`) share them from here, so neither of the first
 two imports the other for them.
 """
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from haygraph.adapters.agent import build_agent
-from haygraph.control.planning.answerability import shipped_model
+from haygraph.control.planning.decision.model import shipped_model
 from haygraph.eval.agent_cases import cmrc_protocol, handbook_protocol, scifact_protocol
 from haygraph.eval.agent_harness import run_protocol
 from haygraph.eval.index_prep import datasets_root

@@ -345,7 +345,7 @@ class TestThreadsEvidenceHeaders:
 
     def test_answers_are_decided_with_the_meaning_model_as_ask_does(self, client: httpx.Client) -> None:
         from haygraph.adapters.meaning_encoder import default_meaning_encoder
-        from haygraph.control.planning.answerability import shipped_model
+        from haygraph.control.planning.decision.model import shipped_model
 
         decision = ask(client, "A", "What is the per diem for business travel?")["decision"]
         # with the reader (the default) the decision is the one fitted with it, as `haygraph ask` reads it

@@ -18,7 +18,7 @@ from haygraph.control.graph.checkpointers import memory_checkpointer
 from haygraph.control.graph.context import Context
 from haygraph.control.graph.nodes import budget_failure_message
 from haygraph.control.graph.turn_prompt import build_turn_prompt
-from haygraph.control.planning.answerability import AnswerabilityModel
+from haygraph.control.planning.decision.model import AnswerabilityModel
 from haygraph.control.tools import ContractToolExecutor, ToolRegistry
 from haygraph.control.window.budget import BudgetConfig
 from haygraph.control.window.tokens import ChatModelCounter, MiniLMCounter

@@ -11,7 +11,7 @@ from haygraph.control.evidence import Evidence
 from haygraph.control.graph import build_graph
 from haygraph.control.graph.checkpointers import memory_checkpointer
 from haygraph.control.graph.context import Context
-from haygraph.control.planning.answerability import AnswerabilityModel, shipped_model
+from haygraph.control.planning.decision.model import AnswerabilityModel, shipped_model
 from haygraph.control.texts import INSUFFICIENT_EVIDENCE
 from haygraph.control.tools.types import ToolCall, ToolResult
 from tests.control.graph_helpers import (

@@ -10,7 +10,7 @@ from haygraph.control.api import result_from_state
 from haygraph.control.evidence import Evidence
 from haygraph.control.graph import build_graph
 from haygraph.control.graph.context import Context
-from haygraph.control.planning.answerability import AnswerabilityModel
+from haygraph.control.planning.decision.model import AnswerabilityModel
 from haygraph.control.reading import AnswerSpan, Reading
 from tests.control.graph_helpers import handbook_retriever
 

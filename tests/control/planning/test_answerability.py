@@ -9,10 +9,9 @@ import pytest
 
 from haygraph.control.errors import ConfigError
 from haygraph.control.evidence import Evidence
-from haygraph.control.planning.answerability import (
+from haygraph.control.planning.decision.model import WEIGHTS_FILE, AnswerabilityModel, shipped_model
+from haygraph.control.planning.decision.signals import (
     FEATURE_NAMES,
-    WEIGHTS_FILE,
-    AnswerabilityModel,
     answerability_features,
     answerability_signals,
     code_terms,
@@ -20,7 +19,6 @@ from haygraph.control.planning.answerability import (
     longest_shared_span,
     quotes_type,
     script_shares,
-    shipped_model,
 )
 
 
@@ -100,6 +98,15 @@ class TestModel:
         assert not priced.answerable and priced.rule == "no retrieved sentence holds the asked-for price"
         tariff = ev(4, "彩色打印每页收费 0.5 元，在打印机上刷工牌确认。", 0.8, 0.9)
         assert model.decide("彩色打印每页多少钱？", [tariff]).answerable
+
+    def test_a_count_in_a_measure_word_needs_a_number_of_it(self) -> None:
+        model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
+        # a number of that thing, not a version number
+        teleport = ev(5, "Teleport 可以嵌套使用。在 Vue 3.5 及更高版本中，可以使用 defer。", 0.8, 0.9)
+        nested = model.decide("Teleport 最多可以嵌套几层？", [teleport])
+        assert not nested.answerable and nested.rule == "no retrieved sentence holds a number of '层'"
+        floors = ev(6, "Teleport 最多可以嵌套 3 层。", 0.8, 0.9)
+        assert model.decide("Teleport 最多可以嵌套几层？", [floors]).answerable
 
     def test_a_default_in_brackets_is_stated(self) -> None:
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
@@ -218,7 +225,7 @@ class TestReaderDecision:
         return Reading(spans=spans, margin=margin, read=[item.id])
 
     def test_the_margin_and_whether_its_span_is_across_languages(self) -> None:
-        from haygraph.control.planning.answerability import MARGIN_SCALE, reader_signals
+        from haygraph.control.planning.decision.signals import MARGIN_SCALE, reader_signals
 
         same = reader_signals("How much is parking on B2?", self.reading(self.ENGLISH, 6.0), [self.ENGLISH])
         assert same == {
@@ -246,7 +253,7 @@ class TestReaderDecision:
     def test_rules_can_be_turned_off_by_name_and_unknown_names_are_refused(self) -> None:
         from dataclasses import replace
 
-        from haygraph.control.planning.answerability import RULE_NAMES
+        from haygraph.control.planning.decision.rules import RULE_NAMES
 
         model = AnswerabilityModel(weights={"en_bias": 10.0, "zh_bias": 10.0})
         question = "What does defineAsyncComponent return?"
@@ -257,15 +264,15 @@ class TestReaderDecision:
             AnswerabilityModel(weights={}, disabled=frozenset({"no such rule"}))
 
     def test_a_missing_reader_weights_file_is_an_error(self, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-        import haygraph.control.planning.answerability as answerability
+        import haygraph.control.planning.decision.model as model_module
 
-        monkeypatch.setattr(answerability, "READER_WEIGHTS_FILE", tmp_path / "answerability_reader.json")
-        answerability.shipped_model.cache_clear()
+        monkeypatch.setattr(model_module, "READER_WEIGHTS_FILE", tmp_path / "answerability_reader.json")
+        model_module.shipped_model.cache_clear()
         try:
             with pytest.raises(ConfigError, match=r"decision weights .* are missing"):
-                answerability.shipped_model(reader=True)
+                model_module.shipped_model(reader=True)
         finally:
-            answerability.shipped_model.cache_clear()
+            model_module.shipped_model.cache_clear()
 
 
 def test_a_question_without_content_terms_is_refused_before_the_model() -> None:

@@ -6,13 +6,17 @@ import pytest
 
 from haygraph.control.evidence import Evidence
 from haygraph.control.planning.answer_units import chunk_units
-from haygraph.control.planning.extractive import (
-    answer_units,
+from haygraph.control.planning.decision.lexicon import (
+    asked_measure,
     asked_time_unit,
     asked_type,
+    holds_measure,
+    holds_type,
+)
+from haygraph.control.planning.extractive import (
+    answer_units,
     extractive_answer,
     heading_names,
-    holds_type,
     insufficient_message,
     question_terms,
     question_text,
@@ -690,3 +694,41 @@ class TestUnitsThatCarryTheAnswer:
         )
         assert result is not None
         assert "3 to 9 years → 15 working days" in result.answer
+
+
+class TestMeasureWords:
+    """The measure rule's lexicon (`decision.rules._measure`)."""
+
+    def test_a_chinese_count_needs_a_number_of_what_it_counts(self) -> None:
+        assert asked_measure("Teleport 最多可以嵌套几层？") == "层"
+        assert asked_measure("屈臣氏在香港设有多少家分店？") == "家"
+        assert asked_measure("雇员有哪几种？") is None  # which kinds, not how many
+        assert asked_measure("婚假有几天？") is None  # a duration: ASKED_TYPES
+        assert asked_measure("他一共有几个？") is None  # 个 alone counts anything
+        # no measure word follows 个: 多少个座位 counts 座位 (a 座位数 column states it), not 座
+        assert asked_measure("青松厅有多少个座位？") == "座位"
+        assert holds_measure("青松厅有多少个座位？", "会议室 青松厅 → 座位数: 8, 楼层: 3")
+        assert not holds_measure("青松厅有多少个座位？", "会议室 青松厅 → 楼层: 3")
+        assert asked_measure("公司有多少个人？") == "人"
+        assert not holds_measure("Teleport 最多可以嵌套几层？", "在 Vue 3.5 及更高版本中，可以推迟解析。")
+        assert holds_measure("大楼有几层？", "大楼共十二层。")
+        assert holds_type("number", "个人快递请寄到大厦一楼的快递柜。")  # 一楼: the first floor
+        assert holds_measure("快递柜在几楼？", "个人快递请寄到大厦一楼的快递柜。")
+        assert holds_measure("大楼有几层？", "整栋建筑有 12 楼。")  # a word for the same thing
+        assert holds_measure("屈臣氏在香港设有多少家分店？", "在香港设有28间分店。")
+        # the counted thing may stand for the measure word, after the number or before it
+        assert holds_measure("上颌前端具有多少颗犬齿？", "上颌前端具2至4犬齿，内列齿绒毛状。")
+        assert holds_measure("地震规模是几级？", "此次地震的规模为7.2。")
+        assert holds_measure("镇内有多少人口？", "全镇人口8.57万。")
+        assert holds_measure("How many floors?", "any text")  # no Chinese measure: nothing to hold
+        assert asked_measure("观澜厅有几块白板？") == "块"
+        assert asked_measure("一杯咖啡几块钱？") is None  # a price
+        assert not holds_measure("观澜厅有几块白板？", "设备: 75 英寸电视、视频会议系统、白板")
+
+    def test_ge_counts_the_noun_after_it(self) -> None:
+        question = "Vue 的虚拟 DOM 最多能渲染多少个节点？"
+        assert asked_measure(question) == "节点"
+        assert not holds_measure(question, "一个运行时渲染器将会遍历整个虚拟 DOM 树。")  # 一个 is "a"
+        assert holds_measure("公司有几个会议室？", "公司共有 6 个会议室。")
+        assert not holds_measure("公司有几个会议室？", "会议室一览：灯塔厅、观澜厅。")
+        assert asked_measure("他有几个？") is None

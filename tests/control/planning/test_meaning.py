@@ -7,7 +7,7 @@ from typing import ClassVar
 import pytest
 
 from haygraph.control.evidence import Evidence
-from haygraph.control.planning.answerability import AnswerabilityModel, Decision, shipped_model
+from haygraph.control.planning.decision.model import AnswerabilityModel, Decision, shipped_model
 from haygraph.control.planning.extractive import extractive_answer
 from haygraph.control.planning.meaning import (
     COSINE_CEIL,
