@@ -50,10 +50,12 @@ from benchmarks.train_answerability import (
     turn_level,
 )
 from haygraph.control.evidence import Evidence
+from haygraph.control.language import is_chinese
 from haygraph.control.planning.decision.rules import RULES as ANSWER_RULES
 from haygraph.control.planning.decision.rules import RuleInput
-from haygraph.control.planning.decision.signals import FEATURE_NAMES, SIGNALS
+from haygraph.control.planning.decision.signals import FEATURE_NAMES, SIGNALS, reader_signals
 from haygraph.control.planning.meaning import MEANING_SIGNALS
+from haygraph.control.reading import Reading
 
 GROUPS = {
     "reader": ("reader_margin", "reader_across", "reader_across_margin"),
@@ -144,6 +146,98 @@ def evaluate_variant(
     return {"threshold": threshold, "macro_balanced": round(float(np.mean(balanced)), 4), "groups": rates}
 
 
+SIDES = ("en", "zh", "across")
+"""The sides a threshold could be fitted for: the question's language, or across languages."""
+
+
+def side_of(question: str, signals: dict[str, float]) -> str:
+    """``across`` when the reader's best span is in the other language, else the question's language."""
+    if signals.get("reader_across"):
+        return "across"
+    return "zh" if is_chinese(question) else "en"
+
+
+def row_sides(examples: list[dict[str, Any]], readings: dict[str, Reading]) -> np.ndarray:
+    """Each row's side (`side_of`).
+
+    ``across`` when the reader's best span is in the other language, else the question's language.
+    """
+    sides = []
+    for row in examples:
+        items = [Evidence.model_validate(e) for e in [*row["evidence"], *(row.get("candidates") or [])]]
+        signals = reader_signals(row["query"], readings.get(row_key(row)), items)
+        sides.append(side_of(row["query"], signals))
+    return np.array(sides)
+
+
+def side_thresholds(
+    examples: list[dict[str, Any]],
+    prob: np.ndarray,
+    y: np.ndarray,
+    sides: np.ndarray,
+    min_refusal: float,
+    start: float,
+) -> dict[str, float]:
+    """A threshold per side (`SIDES`), by coordinate search from the one threshold `start`.
+
+    Measured, not shipped: the decision has one threshold (see docs/evaluation.md for why).
+
+    The objective is `train_answerability.best_threshold`'s at the turn level (a turn is answered when
+    any stage clears its own side's threshold), with the refusal floor applied per family of groups
+    (English questions, Chinese questions, across languages) rather than over all groups: the
+    cross-language groups refuse nearly everything, so a mean over all groups let the same-language
+    groups refuse less. Among settings whose every family refuses at least `min_refusal` on average,
+    the best macro balanced accuracy over the groups; ties go to the setting nearest `start`.
+    """
+    grid = [round(float(t), 2) for t in np.arange(0.3, 0.71, 0.02)]
+
+    def score(th: dict[str, float]) -> tuple[bool, float, float]:
+        shifted = prob - np.array([th[s] for s in sides]) + 0.5
+        turns, turn_prob, turn_y = turn_level(examples, shifted, y)
+        by_group = group_rates(turns, turn_prob, turn_y, 0.5)
+        families: dict[str, list[float]] = {}
+        for group, rate in by_group.items():
+            lang = group.rsplit("/", 1)[1]
+            families.setdefault("across" if "->" in lang else lang, []).append(rate["refused"])
+        enough = all(float(np.nanmean(refused)) >= min_refusal for refused in families.values())
+        rates = list(by_group.values())
+        balanced = float(np.nanmean([np.nanmean([g["answered"], g["refused"]]) for g in rates]))
+        return enough, round(balanced, 6), -sum(abs(v - start) for v in th.values())
+
+    chosen = dict.fromkeys(SIDES, start)
+    for _ in range(3):
+        for side in SIDES:
+            chosen[side] = max(grid, key=lambda t: score({**chosen, side: t}))
+    return chosen
+
+
+def evaluate_sides(
+    examples: list[dict[str, Any]],
+    x: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    signals: Sequence[str],
+    vetoes: np.ndarray,
+    min_refusal: float,
+    sides: np.ndarray,
+    start: float,
+) -> dict[str, Any]:
+    """`evaluate_variant` with a threshold per side (`side_thresholds`) instead of one."""
+    keep = np.array([name.split("_", 1)[1] in signals or name.endswith("_bias") for name in FEATURE_NAMES])
+    xv = x * keep
+    fold = np.array([fold_of(r, 5) for r in examples])
+    prob = np.zeros(len(examples))
+    for k in range(5):
+        prob[fold == k] = fit(xv[fold != k], y[fold != k], w[fold != k]).predict_proba(xv[fold == k])[:, 1]
+    prob = np.where(vetoes, 0.0, prob)
+    chosen = side_thresholds(examples, prob, y, sides, min_refusal, start)
+    shifted = prob - np.array([chosen[s] for s in sides]) + 0.5
+    turns, turn_prob, turn_y = turn_level(examples, shifted, y)
+    rates = group_rates(turns, turn_prob, turn_y, 0.5)
+    balanced = [np.nanmean([g["answered"], g["refused"]]) for g in rates.values()]
+    return {"side_thresholds": chosen, "macro_balanced": round(float(np.mean(balanced)), 4), "groups": rates}
+
+
 def mean_rate(result: dict[str, Any], key: str) -> float:
     """The mean over a variant's groups of its answered or refused share (groups without any left out)."""
     return float(np.nanmean([g[key] for g in result["groups"].values()]))
@@ -223,6 +317,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         cells = " ".join(f"{g}={v['answered']:.2f}/{v['refused']:.2f}" for g, v in res["groups"].items())
         print(f"{name:44s} thr {res['threshold']:.2f} macro {res['macro_balanced']:.3f} | {cells}")
     full = table["all signals, all rules"]
+    sides = row_sides(examples, readings)
+    all_rules = np.zeros(len(examples), dtype=bool)
+    for rule in RULES:
+        all_rules |= veto[rule]
+    all_signals = [s for g in base_groups for s in GROUPS[g]]
+    by_side = evaluate_sides(
+        examples, x, y, w, all_signals, all_rules, args.min_refusal, sides, full["threshold"]
+    )
+    table["all signals, all rules, thresholds by side"] = by_side
+    cells = " ".join(f"{g}={v['answered']:.2f}/{v['refused']:.2f}" for g, v in by_side["groups"].items())
+    print(
+        f"{'all signals, all rules, thresholds by side':44s} {by_side['side_thresholds']} "
+        f"macro {by_side['macro_balanced']:.3f} | {cells}"
+    )
     print("\nrule gains (all signals, all rules minus the variant without it; mean over groups):")
     gains = {}
     for rule in RULES:
