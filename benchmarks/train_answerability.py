@@ -401,12 +401,18 @@ def group_rates(
     return out
 
 
+SCORE_TOLERANCE = 0.005
+"""Macro scores closer than this are taken as equal (`best_threshold`); the same 0.005 below which a rule's
+ablation gain counts as none (`benchmarks.ablate_decision`)."""
+
+
 def best_threshold(
     examples: list[dict[str, Any]],
     prob: np.ndarray,
     y: np.ndarray,
     refusal_weight: float = 1.0,
     min_refusal: float = 0.85,
+    tolerance: float = SCORE_TOLERANCE,
 ) -> float:
     """The threshold in [0.3, 0.7]: best macro weighted accuracy among those that refuse enough.
 
@@ -416,10 +422,13 @@ def best_threshold(
     Only thresholds whose mean refusal over the groups is at least `min_refusal` compete (the
     product's promise: refuse rather than answer from evidence that does not hold the answer; the
     score alone is flat over the range on the small handbook groups); if none does, the most
-    refusing one. Ties: the threshold nearest 0.5.
+    refusing one. Scores within `tolerance` of the best are no measurable difference (one turn of a
+    small group moves the mean by more): among them the most refusing threshold wins, for the same
+    promise; then the one nearest 0.5.
     """
     candidates = sorted(np.arange(0.3, 0.71, 0.02), key=lambda v: abs(v - 0.5))
-    best, best_score, most, most_refused = 0.5, -1.0, 0.7, -1.0
+    most, most_refused = 0.7, -1.0
+    scored: list[tuple[float, float, float]] = []  # (threshold, score, mean refusal)
     for t in candidates:
         rates = list(group_rates(examples, prob, y, float(t)).values())
         refused = float(np.nanmean([g["refused"] for g in rates]))
@@ -428,10 +437,13 @@ def best_threshold(
         if refused < min_refusal:
             continue
         weighted = [(g["answered"] + refusal_weight * g["refused"]) / (1 + refusal_weight) for g in rates]
-        score = float(np.nanmean(weighted))
-        if score > best_score + 1e-9:
-            best, best_score = float(t), score
-    return round(best if best_score >= 0 else most, 2)
+        scored.append((float(t), float(np.nanmean(weighted)), refused))
+    if not scored:
+        return round(most, 2)
+    top = max(score for _t, score, _r in scored)
+    near = [entry for entry in scored if entry[1] >= top - tolerance - 1e-9]
+    best = max(near, key=lambda entry: (round(entry[2], 9), -abs(entry[0] - 0.5)))
+    return round(best[0], 2)
 
 
 def tune_protocols(
