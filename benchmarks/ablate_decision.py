@@ -286,8 +286,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         have = known["rows"].setdefault(row_key(row), {})
         missing = [name for name in RULES if keys[name] not in have]
         if missing:
-            got = rule_verdicts(row, sig, encoder, missing)
-            have.update({keys[name]: fired for name, fired in got.items()})
+            verdicts = rule_verdicts(row, sig, encoder, missing)
+            have.update({keys[name]: fired for name, fired in verdicts.items()})
             if k % 500 == 0:
                 print(f"rules: {k} / {len(examples)}", file=sys.stderr)
     verdicts_path.write_text(json.dumps(known))
