@@ -122,6 +122,27 @@ def rule_keys() -> dict[str, str]:
     return keys
 
 
+def held_out_prob(
+    examples: list[dict[str, Any]],
+    x: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    signals: Sequence[str],
+    vetoes: np.ndarray,
+) -> np.ndarray:
+    """Each row's probability from a model fitted on the other 4 of 5 folds (by case), on `signals` only.
+
+    0 where a rule in `vetoes` refuses.
+    """
+    keep = np.array([name.split("_", 1)[1] in signals or name.endswith("_bias") for name in FEATURE_NAMES])
+    xv = x * keep
+    fold = np.array([fold_of(r, 5) for r in examples])
+    prob = np.zeros(len(examples))
+    for k in range(5):
+        prob[fold == k] = fit(xv[fold != k], y[fold != k], w[fold != k]).predict_proba(xv[fold == k])[:, 1]
+    return np.where(vetoes, 0.0, prob)
+
+
 def evaluate_variant(
     examples: list[dict[str, Any]],
     x: np.ndarray,
@@ -132,13 +153,7 @@ def evaluate_variant(
     min_refusal: float,
 ) -> dict[str, Any]:
     """Held-out turn-level rates of one variant (its signals, its vetoes) at its chosen threshold."""
-    keep = np.array([name.split("_", 1)[1] in signals or name.endswith("_bias") for name in FEATURE_NAMES])
-    xv = x * keep
-    fold = np.array([fold_of(r, 5) for r in examples])
-    prob = np.zeros(len(examples))
-    for k in range(5):
-        prob[fold == k] = fit(xv[fold != k], y[fold != k], w[fold != k]).predict_proba(xv[fold == k])[:, 1]
-    prob = np.where(vetoes, 0.0, prob)
+    prob = held_out_prob(examples, x, y, w, signals, vetoes)
     turns, turn_prob, turn_y = turn_level(examples, prob, y)
     threshold = best_threshold(turns, turn_prob, turn_y, 1.0, min_refusal)
     rates = group_rates(turns, turn_prob, turn_y, threshold)
@@ -223,13 +238,7 @@ def evaluate_sides(
     start: float,
 ) -> dict[str, Any]:
     """`evaluate_variant` with a threshold per side (`side_thresholds`) instead of one."""
-    keep = np.array([name.split("_", 1)[1] in signals or name.endswith("_bias") for name in FEATURE_NAMES])
-    xv = x * keep
-    fold = np.array([fold_of(r, 5) for r in examples])
-    prob = np.zeros(len(examples))
-    for k in range(5):
-        prob[fold == k] = fit(xv[fold != k], y[fold != k], w[fold != k]).predict_proba(xv[fold == k])[:, 1]
-    prob = np.where(vetoes, 0.0, prob)
+    prob = held_out_prob(examples, x, y, w, signals, vetoes)
     chosen = side_thresholds(examples, prob, y, sides, min_refusal, start)
     shifted = prob - np.array([chosen[s] for s in sides]) + 0.5
     turns, turn_prob, turn_y = turn_level(examples, shifted, y)
