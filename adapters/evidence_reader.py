@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from haystack import Document
@@ -24,6 +25,9 @@ logger = logging.getLogger(__name__)
 
 SPANS_PER_ITEM = 2
 """Spans kept per evidence item (the answer uses the best; the prompt of a chat model gets a few)."""
+MEMO_ITEMS = 256
+"""Items whose spans `EvidenceReader` keeps per (question, text), most recent first: a turn that expands
+reads its question against mostly the same items twice (evaluate, expand, evaluate)."""
 
 
 class EvidenceReader:
@@ -35,6 +39,8 @@ class EvidenceReader:
         )
         self._loading: threading.Thread | None = None
         self._error: BaseException | None = None
+        self._memo: OrderedDict[tuple[str, str], list[tuple[int, int, str, float]]] = OrderedDict()
+        self._memo_lock = threading.Lock()
 
     def warm_up_in_background(self) -> None:
         """Start loading the model in a daemon thread (idempotent); `read` waits for it."""
@@ -59,27 +65,53 @@ class EvidenceReader:
         self.component.warm_up()
 
     def read(self, question: str, evidence: Sequence[Evidence]) -> Reading:
-        """The spans of `evidence` answering `question`, best margin first (`Reading`)."""
+        """The spans of `evidence` answering `question`, best margin first (`Reading`).
+
+        An item read before against the same question (the same text) is not read again: its spans come
+        from a memo of the last `MEMO_ITEMS` items (each item is read on its own, so they are the same).
+        """
         if not evidence or not question.strip():
             return Reading(read=[e.id for e in evidence])
-        self.warm_up()
-        documents = [Document(id=e.id, content=e.text) for e in evidence]
-        answers = self.component.run(query=question, documents=documents)["answers"]
+        found: dict[str, list[tuple[int, int, str, float]]] = {}
+        with self._memo_lock:
+            for e in evidence:
+                if (known := self._memo.get((question, e.text))) is not None:
+                    self._memo.move_to_end((question, e.text))
+                    found[e.id] = known
+        unread = [e for e in evidence if e.id not in found]
+        if unread:
+            fresh = self._read(question, unread)
+            found.update(fresh)
+            with self._memo_lock:
+                for e in unread:
+                    self._memo[(question, e.text)] = fresh[e.id]
+                while len(self._memo) > MEMO_ITEMS:
+                    self._memo.popitem(last=False)
         spans = [
-            AnswerSpan(
-                evidence_id=str(a.document.id),
-                start=a.document_offset.start,
-                end=a.document_offset.end,
-                text=str(a.data),
-                margin=float(a.meta["margin"]),
-            )
-            for a in answers
-            if a.data is not None and a.document is not None and a.document_offset is not None
+            AnswerSpan(evidence_id=e.id, start=start, end=end, text=text, margin=margin)
+            for e in evidence
+            for start, end, text, margin in found[e.id]
         ]
         spans.sort(key=lambda s: -s.margin)
         return Reading(
             spans=spans, margin=spans[0].margin if spans else NO_SPAN_MARGIN, read=[e.id for e in evidence]
         )
+
+    def _read(
+        self, question: str, evidence: Sequence[Evidence]
+    ) -> dict[str, list[tuple[int, int, str, float]]]:
+        """Run the component over `evidence`: each item's spans as (start, end, text, margin)."""
+        self.warm_up()
+        documents = [Document(id=e.id, content=e.text) for e in evidence]
+        answers = self.component.run(query=question, documents=documents)["answers"]
+        out: dict[str, list[tuple[int, int, str, float]]] = {e.id: [] for e in evidence}
+        for a in answers:
+            if a.data is None or a.document is None or a.document_offset is None:
+                continue
+            out[str(a.document.id)].append(
+                (a.document_offset.start, a.document_offset.end, str(a.data), float(a.meta["margin"]))
+            )
+        return out
 
 
 def evidence_reader(config: ReaderConfig) -> EvidenceReader | None:
