@@ -39,7 +39,7 @@ test-browser: install
 
 # The adversarial suite (hostile inputs on every surface, randomised tenants); prints its totals.
 adversarial: install
-	$(VENV)/bin/pytest -q -p no:warnings tests/adversarial
+	HAYGRAPH_TENANT_QUERIES=$${HAYGRAPH_TENANT_QUERIES:-1000} $(VENV)/bin/pytest -q -p no:warnings tests/adversarial
 
 # `haygraph serve` soaked with mixed traffic (16 clients of 2 tenants: search, ask, stream, chat, thread
 # reads; a re-index every few minutes): errors by kind, foreign-tenant evidence, RSS/fd curves and a

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 CASES = [
     json.loads(line) for line in (REPO / "eval/cases/handbook_cases.jsonl").read_text("utf-8").splitlines()
-]
+][::2]
+"""Every other handbook case (41 of 82, both languages, answerable and not): the suite's time."""
 
 
 @pytest.fixture(scope="module")

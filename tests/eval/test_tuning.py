@@ -107,6 +107,22 @@ class TestLoadTuned:
             tuned_from_dict(data)
 
 
+@pytest.fixture(scope="module")
+def med_part(tmp_path_factory):
+    """The first 300 MED documents embedded once, by the int8 MiniLM, for both fusion methods.
+
+    What is checked is the fusion, not the encoder: the whole corpus with the default e5 took minutes.
+    """
+    from haygraph.eval.index_prep import prepare_index, resolve_dataset, whole_document_config
+
+    folder = tmp_path_factory.mktemp("med-part")
+    lines = (resolve_dataset("med") / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:300]
+    (folder / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = whole_document_config().with_overrides(embedder={"backend": "onnx-int8"})
+    kb, _ = prepare_index(folder, config, need_embeddings=True)
+    return kb, config
+
+
 @pytest.mark.integration
 @pytest.mark.skipif(
     not (datasets_root() / "med" / "corpus.jsonl").is_file(),
@@ -116,14 +132,12 @@ class TestGridMatchesPipeline:
     """A grid point fused in Python ranks exactly as the real hybrid pipeline with those parameters."""
 
     @pytest.mark.parametrize("method", ["minmax", "rrf"])
-    def test_same_ranking(self, method, tmp_path):
+    def test_same_ranking(self, method, med_part):
         from haygraph.eval.configs import TunedParams, build_configs
         from haygraph.eval.harness import source_ranking
-        from haygraph.eval.index_prep import prepare_index, resolve_dataset, whole_document_config
         from haygraph.eval.tuning import collect_candidates
 
-        config = whole_document_config()
-        kb, _ = prepare_index(resolve_dataset("med"), config, need_embeddings=True)
+        kb, config = med_part
         queries = {"1": "cancer of the lung and smoking", "2": "kidney function in infants"}
         cands = collect_candidates(kb, queries, depth=100)
         tuned = TunedParams(method, (0.3, 0.7), 60, 100, 0.5, 5)
