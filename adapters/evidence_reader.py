@@ -64,6 +64,11 @@ class EvidenceReader:
                 raise self._error
         self.component.warm_up()
 
+    def clear_memo(self) -> None:
+        """Forget the items read so far (the next read of any item runs the model)."""
+        with self._memo_lock:
+            self._memo.clear()
+
     def read(self, question: str, evidence: Sequence[Evidence]) -> Reading:
         """The spans of `evidence` answering `question`, best margin first (`Reading`).
 
