@@ -42,6 +42,7 @@ from benchmarks.train_answerability import (
     cached_examples,
     cached_readings,
     cached_signals,
+    digest_files,
     feature_matrix,
     fit,
     fold_of,
@@ -107,8 +108,7 @@ def dependencies_digest() -> str:
     import haygraph.control.planning.meaning as meaning_module
 
     digest = hashlib.sha256()
-    for module in (units_module, lexicon_module, signals_module, extractive_module, meaning_module):
-        digest.update(Path(str(module.__file__)).read_bytes())
+    digest_files(digest, (units_module, lexicon_module, signals_module, extractive_module, meaning_module))
     return digest.hexdigest()[:16]
 
 
@@ -157,8 +157,12 @@ def evaluate_variant(
     turns, turn_prob, turn_y = turn_level(examples, prob, y)
     threshold = best_threshold(turns, turn_prob, turn_y, 1.0, min_refusal)
     rates = group_rates(turns, turn_prob, turn_y, threshold)
-    balanced = [np.nanmean([g["answered"], g["refused"]]) for g in rates.values()]
-    return {"threshold": threshold, "macro_balanced": round(float(np.mean(balanced)), 4), "groups": rates}
+    return {"threshold": threshold, "macro_balanced": round(macro_balanced(rates), 4), "groups": rates}
+
+
+def macro_balanced(rates: dict[str, dict[str, float]]) -> float:
+    """The mean over the groups of each group's balanced accuracy (answered and refused, those it has)."""
+    return float(np.mean([np.nanmean([g["answered"], g["refused"]]) for g in rates.values()]))
 
 
 SIDES = ("en", "zh", "across")
@@ -185,6 +189,18 @@ def row_sides(examples: list[dict[str, Any]], readings: dict[str, Reading]) -> n
     return np.array(sides)
 
 
+def side_rates(
+    examples: list[dict[str, Any]], prob: np.ndarray, y: np.ndarray, sides: np.ndarray, th: dict[str, float]
+) -> dict[str, dict[str, float]]:
+    """Turn-level group rates when each row is held to its side's threshold in `th`.
+
+    A turn is answered when any of its stages clears its own side's threshold.
+    """
+    shifted = prob - np.array([th[s] for s in sides]) + 0.5
+    turns, turn_prob, turn_y = turn_level(examples, shifted, y)
+    return group_rates(turns, turn_prob, turn_y, 0.5)
+
+
 def side_thresholds(
     examples: list[dict[str, Any]],
     prob: np.ndarray,
@@ -207,17 +223,13 @@ def side_thresholds(
     grid = [round(float(t), 2) for t in np.arange(0.3, 0.71, 0.02)]
 
     def score(th: dict[str, float]) -> tuple[bool, float, float]:
-        shifted = prob - np.array([th[s] for s in sides]) + 0.5
-        turns, turn_prob, turn_y = turn_level(examples, shifted, y)
-        by_group = group_rates(turns, turn_prob, turn_y, 0.5)
+        by_group = side_rates(examples, prob, y, sides, th)
         families: dict[str, list[float]] = {}
         for group, rate in by_group.items():
             lang = group.rsplit("/", 1)[1]
             families.setdefault("across" if "->" in lang else lang, []).append(rate["refused"])
         enough = all(float(np.nanmean(refused)) >= min_refusal for refused in families.values())
-        rates = list(by_group.values())
-        balanced = float(np.nanmean([np.nanmean([g["answered"], g["refused"]]) for g in rates]))
-        return enough, round(balanced, 6), -sum(abs(v - start) for v in th.values())
+        return enough, round(macro_balanced(by_group), 6), -sum(abs(v - start) for v in th.values())
 
     chosen = dict.fromkeys(SIDES, start)
     for _ in range(3):
@@ -240,11 +252,8 @@ def evaluate_sides(
     """`evaluate_variant` with a threshold per side (`side_thresholds`) instead of one."""
     prob = held_out_prob(examples, x, y, w, signals, vetoes)
     chosen = side_thresholds(examples, prob, y, sides, min_refusal, start)
-    shifted = prob - np.array([chosen[s] for s in sides]) + 0.5
-    turns, turn_prob, turn_y = turn_level(examples, shifted, y)
-    rates = group_rates(turns, turn_prob, turn_y, 0.5)
-    balanced = [np.nanmean([g["answered"], g["refused"]]) for g in rates.values()]
-    return {"side_thresholds": chosen, "macro_balanced": round(float(np.mean(balanced)), 4), "groups": rates}
+    rates = side_rates(examples, prob, y, sides, chosen)
+    return {"side_thresholds": chosen, "macro_balanced": round(macro_balanced(rates), 4), "groups": rates}
 
 
 def mean_rate(result: dict[str, Any], key: str) -> float:

@@ -39,7 +39,9 @@ import hashlib
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -229,6 +231,12 @@ SIGNAL_CODE = (
 """The functions of `haygraph.control.planning.decision.signals` that compute the cached signals."""
 
 
+def digest_files(digest: Any, modules: Sequence[ModuleType]) -> None:
+    """Feed each module's source file into `digest` (a hashlib object), in order."""
+    for module in modules:
+        digest.update(Path(str(module.__file__)).read_bytes())
+
+
 def cached_signals(
     examples: list[dict[str, Any]], encoder: MeaningEncoder | None, path: Path
 ) -> list[dict[str, float]]:
@@ -249,8 +257,7 @@ def cached_signals(
     digest = hashlib.sha256(
         json.dumps([[r["id"], r["mode"], r["stage"], r["query"]] for r in examples]).encode()
     )
-    for module in (units_module, lexicon_module, extractive_module, meaning_module):
-        digest.update(Path(str(module.__file__)).read_bytes())
+    digest_files(digest, (units_module, lexicon_module, extractive_module, meaning_module))
     for function in SIGNAL_CODE:
         digest.update(inspect.getsource(getattr(signals_module, function)).encode())
     key = digest.hexdigest()
