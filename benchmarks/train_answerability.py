@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import sys
 import time
@@ -181,17 +182,27 @@ def row_key(row: dict[str, Any]) -> str:
     return f"{row['protocol']}/{row['id']}/{row['mode']}/{row['stage']}"
 
 
+def reading_policy() -> str:
+    """A short digest of how the evaluate step picks and reads items (the readings cache's second key)."""
+    from haygraph.control.graph import nodes
+
+    source = "".join(inspect.getsource(f) for f in (nodes.reading_input, nodes.read_in_stages))
+    constants = repr((nodes.TOP_EVIDENCE, nodes.CROSS_READ, nodes.CROSS_READ_BELOW))
+    return hashlib.sha256((source + constants).encode("utf-8")).hexdigest()[:8]
+
+
 def cached_readings(examples: list[dict[str, Any]], reader_path: str, work: Path) -> dict[str, Reading]:
     """The reader's reading of every row's top evidence, as the evaluate step reads it (cached by model).
 
-    The cache file is named by the reader weights' sha256, so another model reads again.
+    The cache file is named by the reader weights' sha256 and by what `reading_policy` hashes, so another
+    model, or another choice of the items read, reads again.
     """
     from haygraph.adapters.evidence_reader import EvidenceReader
-    from haygraph.control.graph.nodes import reading_input
+    from haygraph.control.graph.nodes import read_in_stages, reading_input
     from haygraph.retrieval.reader.model import file_sha256, model_files
 
     onnx, _meta = model_files(None if reader_path == "bundled" else reader_path)
-    cache = work / f"readings-{file_sha256(onnx)[:16]}.json"
+    cache = work / f"readings-{file_sha256(onnx)[:16]}-{reading_policy()}.json"
     known: dict[str, Any] = json.loads(cache.read_text(encoding="utf-8")) if cache.is_file() else {}
     reader = EvidenceReader(reader_path)
     started = time.perf_counter()
@@ -205,10 +216,12 @@ def cached_readings(examples: list[dict[str, Any]], reader_path: str, work: Path
         if not evidence:
             known[key] = None
             continue
-        asked, items = reading_input(row.get("question") or row["query"], row["query"], evidence, candidates)
-        input_key = json.dumps([row["protocol"], asked, [e.id for e in items]], ensure_ascii=False)
+        asked, top, others = reading_input(
+            row.get("question") or row["query"], row["query"], evidence, candidates
+        )
+        input_key = json.dumps([row["protocol"], asked, [e.id for e in [*top, *others]]], ensure_ascii=False)
         if input_key not in same:
-            same[input_key] = reader.read(asked, items).model_dump()
+            same[input_key] = read_in_stages(reader, asked, top, others).model_dump()
         known[key] = same[input_key]
         if k % 200 == 0:
             print(
