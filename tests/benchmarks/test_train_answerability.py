@@ -1,10 +1,11 @@
-"""The decision's threshold picker (`benchmarks.train_answerability.best_threshold`)."""
+"""The decision's threshold picker (`train_answerability.best_threshold`) and its readings cache key."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from benchmarks.train_answerability import best_threshold, group_rates
+from benchmarks.train_answerability import best_threshold, group_rates, reading_policy
 
 EXAMPLES = [{"protocol": "p", "lang": "en", "id": f"p-{i}"} for i in range(16)]
 Y = np.array([1] * 8 + [0] * 8)
@@ -25,3 +26,12 @@ def test_within_the_tolerance_the_most_refusing_threshold_wins() -> None:
     assert best_threshold(EXAMPLES, PROB, Y, min_refusal=0.0, tolerance=0.07) == 0.5
     # the refusal floor still comes first: nothing below it competes
     assert best_threshold(EXAMPLES, PROB, Y, min_refusal=0.9, tolerance=0.0) == 0.5
+
+
+def test_the_readings_cache_key_follows_how_items_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from haygraph.control.graph import nodes
+
+    staged = reading_policy()
+    assert reading_policy() == staged and len(staged) == 8
+    monkeypatch.setattr(nodes, "CROSS_READ_BELOW", float("inf"))  # every other-language item read
+    assert reading_policy() != staged
