@@ -311,11 +311,19 @@ def create_app(service: HaygraphService) -> FastAPI:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], summary="Readiness: store loaded, model warm, threads open")
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        summary="Readiness: store loaded and reachable, model warm, threads database reachable",
+        description="503 with the reason (`not_ready`, `shutting_down`, `store_unavailable`, "
+        "`threads_unavailable`) while requests cannot be served; 200 with the counters otherwise. "
+        "Each call runs `SELECT 1` on the store's and the threads' PostgreSQL pools, when they are used.",
+    )
     async def readyz() -> dict[str, Any]:
         if service.draining:
             raise ShuttingDownError("the service is shutting down: send new requests elsewhere")
         ready()
+        await service.check_dependencies()
         assert service.knowledge is not None
         snap = service.knowledge.current
         return {

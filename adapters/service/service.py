@@ -28,11 +28,22 @@ from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.meaning_encoder import default_meaning_encoder
 from haygraph.adapters.service.admission import Admission, RateLimiter
 from haygraph.adapters.service.documents import UPLOADS_DIR, DocumentManager
-from haygraph.adapters.service.errors import ConflictError, NotFoundError, NotReadyError, ServiceConfigError
+from haygraph.adapters.service.errors import (
+    ConflictError,
+    NotFoundError,
+    NotReadyError,
+    ServiceConfigError,
+    StoreUnavailableError,
+)
 from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_keys
 from haygraph.adapters.service.settings import ServiceSettings
 from haygraph.adapters.service.tenancy import ScopedRetriever, thread_key
-from haygraph.adapters.service.threads import describe_threads_db, open_checkpointer, threads_unavailable
+from haygraph.adapters.service.threads import (
+    describe_threads_db,
+    open_checkpointer,
+    ping_threads,
+    threads_unavailable,
+)
 from haygraph.adapters.service.turns import RunCounter, TurnRequest
 from haygraph.adapters.tenancy import SHARED_TENANT
 from haygraph.control import Context, build_graph, result_from_state
@@ -156,6 +167,34 @@ class HaygraphService:
             )
         if not self.ready:
             raise NotReadyError("the service is not ready: the store or the model is still loading")
+
+    async def check_dependencies(self) -> None:
+        """Reach the databases the service needs now: the store's PostgreSQL, the threads' PostgreSQL.
+
+        One ``SELECT 1`` on each pool (the readiness probe). An embedded or Qdrant store and memory or
+        SQLite threads have nothing to reach. The probe also gets the pools reconnecting after an outage.
+
+        Raises:
+            StoreUnavailableError: the store's database cannot be reached (the detail goes to the log only).
+            ThreadsUnavailableError: the threads database cannot be reached.
+
+        """
+        from haygraph.retrieval.errors import StoreError
+
+        config = self.knowledge.config if self.knowledge is not None else None
+        if config is not None and config.store.backend == "postgres":
+            from haygraph.retrieval.postgres.retrieval import ping
+
+            try:
+                await asyncio.to_thread(ping, config.store)
+            except StoreError as exc:
+                logger.warning("readiness: the store cannot be reached: %s", exc)
+                raise StoreUnavailableError(
+                    "the knowledge base's store (PostgreSQL) cannot be reached; requests that need it "
+                    "answer 503 until it is back"
+                ) from exc
+        if self.graph is not None and self.graph.checkpointer is not None:
+            await ping_threads(self.graph.checkpointer)
 
     def load(self) -> None:
         """Load the model and the store and warm both up (raises clear config/store errors)."""

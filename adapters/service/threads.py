@@ -9,7 +9,10 @@ When the threads database fails under a running service (PostgreSQL stopped or r
 file locked by another process), `is_threads_error` recognises the failure: a turn is then answered
 without the thread (`turns`: status `degraded`, a note saying threads are unavailable) and a thread read
 is 503 `threads_unavailable`. The PostgreSQL pool checks each connection before use and waits at most
-`POOL_TIMEOUT_S` for one, so the service recovers by itself when the database is back.
+`POOL_TIMEOUT_S` for one, so the service recovers by itself when the database is back: a failed
+connection is retried for at most `RECONNECT_TIMEOUT_S` (the library's default, 300 s with a doubling
+delay, kept the pool waiting up to a minute after a long outage), then the next request starts afresh.
+`ping_threads` is the readiness probe.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ POOL_TIMEOUT_S = 3.0
 """Longest wait for a PostgreSQL connection (the database down: the turn goes on without its thread)."""
 CONNECT_TIMEOUT_S = 3
 """Connect timeout of each PostgreSQL connection attempt."""
+RECONNECT_TIMEOUT_S = 2.0
+"""How long the pool retries one failed connection before giving up (the next request starts afresh)."""
+PING_TIMEOUT_S = 2.0
+"""Longest wait of the readiness probe for a connection."""
 
 
 def is_threads_error(exc: BaseException) -> bool:
@@ -103,6 +110,25 @@ def threads_unavailable() -> Iterator[None]:
         ) from exc
 
 
+async def ping_threads(saver: BaseCheckpointSaver[Any]) -> None:
+    """Run ``SELECT 1`` on the threads database when it is PostgreSQL (memory and SQLite: nothing to do).
+
+    Raises:
+        ThreadsUnavailableError: no connection within `PING_TIMEOUT_S`, or the query failed.
+
+    """
+    pool = getattr(saver, "conn", None)
+    try:
+        from psycopg_pool import AsyncConnectionPool
+    except ImportError:
+        return
+    if not isinstance(pool, AsyncConnectionPool):
+        return
+    with threads_unavailable():
+        async with pool.connection(timeout=PING_TIMEOUT_S) as conn:
+            await conn.execute("SELECT 1")
+
+
 @asynccontextmanager
 async def open_checkpointer(threads_db: str | None) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """Open the thread store for the life of the server; flushed and closed on exit."""
@@ -121,6 +147,7 @@ async def open_checkpointer(threads_db: str | None) -> AsyncIterator[BaseCheckpo
             open=False,
             timeout=POOL_TIMEOUT_S,
             check=AsyncConnectionPool.check_connection,  # a connection broken by a restart is replaced
+            reconnect_timeout=RECONNECT_TIMEOUT_S,
             kwargs={
                 "autocommit": True,
                 "prepare_threshold": 0,
