@@ -55,6 +55,13 @@ def register(sub: Any) -> None:
         default=50 * 1024 * 1024,
         help="largest document the page or POST /v1/sources accepts (default 50 MiB)",
     )
+    p.add_argument(
+        "--metrics",
+        choices=("off", "loopback", "key"),
+        default="off",
+        help="GET /metrics for Prometheus: off (default), loopback (127.0.0.1/::1 clients only) or key "
+        "(the bearer key in $HAYGRAPH_METRICS_KEY)",
+    )
     load = p.add_argument_group("load and shutdown")
     load.add_argument(
         "--max-in-flight",
@@ -124,6 +131,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         send_timeout_s=args.send_timeout,
         drain_delay_s=args.drain_delay,
         shutdown_grace_s=args.shutdown_grace,
+        metrics=args.metrics,
     )
     serve(settings, announce=lambda line: print(f"haygraph serve: {line}", file=sys.stderr, flush=True))
     return 0

@@ -35,7 +35,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from haygraph.adapters.service import openai_chat
+from haygraph.adapters.service import metrics, openai_chat
 from haygraph.adapters.service.admission import LoadControlMiddleware, RateLimitMiddleware
 from haygraph.adapters.service.citations import locate_quote
 from haygraph.adapters.service.documents import MAX_FILES_PER_UPLOAD, DocumentManager, UploadRefused
@@ -301,6 +301,10 @@ def create_app(service: HaygraphService) -> FastAPI:
     )
     app.add_middleware(ApiKeyMiddleware, service=service)
     app.add_middleware(SecurityHeadersMiddleware)  # added last = runs first: every response has them
+    if settings.metrics != "off":
+        metrics.SERVICE_COLLECTOR.bind(service)
+        metrics.enable_component_timing()
+        app.add_middleware(metrics.MetricsMiddleware, routes=app.router)  # outermost: counts every answer
     _add_error_handlers(app)
     timeout = service.settings.request_timeout_s
 
@@ -344,6 +348,26 @@ def create_app(service: HaygraphService) -> FastAPI:
                 "rate_limited": service.admission.stats.rate_limited,
             },
         }
+
+    if settings.metrics != "off":
+
+        @app.get(
+            "/metrics",
+            tags=["health"],
+            summary="Prometheus metrics (text format)",
+            description="Served with `--metrics loopback` to 127.0.0.1 / ::1 clients, with `--metrics key` "
+            "to `Authorization: Bearer $HAYGRAPH_METRICS_KEY`; 403 / 401 otherwise. See docs/operations.md.",
+            response_class=Response,
+        )
+        async def metrics_route(request: Request) -> Response:
+            client = request.client.host if request.client is not None else None
+            refused = metrics.check_access(settings.metrics, client, request.headers.get("authorization"))
+            if refused is not None:
+                if settings.metrics == "key":
+                    raise AuthenticationError(refused)
+                raise ForbiddenError(refused)
+            body, content_type = await asyncio.to_thread(metrics.exposition)
+            return Response(body, media_type=content_type)
 
     @app.get("/v1/models", tags=["openai"], summary="The one model served: haygraph")
     async def models(_caller: CallerDep) -> dict[str, Any]:
@@ -637,6 +661,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def on_store_error(request: Request, exc: StoreError) -> JSONResponse:
         # the detail names the database server: it goes to the log, not to the client
         logger.warning("store failure on %s %s: %s", request.method, request.url.path, exc)
+        metrics.set_database_up("store", False)
         return _service_error(
             StoreUnavailableError("the knowledge base's store is unavailable right now; retry shortly")
         )

@@ -50,6 +50,7 @@ from haygraph.adapters.service.errors import (
     NotFoundError,
 )
 from haygraph.adapters.service.keys import Caller
+from haygraph.adapters.service.metrics import observe_job
 from haygraph.adapters.tenancy import SHARED_TENANT, own_filter
 from haygraph.retrieval.converters import SUPPORTED_EXTENSIONS
 from haygraph.retrieval.errors import RetrievalError, UnreadableFileError
@@ -520,10 +521,12 @@ class DocumentManager:
         job.state, job.phase, job.finished = "done", "done", time.time()
         job.done = job.total = max(job.total, report.chunks)
         self._save(job)
+        observe_job(job.kind, "done", time.time() - job.created, job.report)
 
     def _fail(self, job: IndexJob, message: str) -> None:
         job.state, job.phase, job.error, job.finished = "failed", "failed", message, time.time()
         self._save(job)
+        observe_job(job.kind, "failed", time.time() - job.created, None)
 
     def _public(self, message: str) -> str:
         """A library message without the server's folder names (the uploads folder is not the user's)."""

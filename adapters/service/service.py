@@ -34,8 +34,10 @@ from haygraph.adapters.service.errors import (
     NotReadyError,
     ServiceConfigError,
     StoreUnavailableError,
+    ThreadsUnavailableError,
 )
 from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_keys
+from haygraph.adapters.service.metrics import set_database_up
 from haygraph.adapters.service.settings import ServiceSettings
 from haygraph.adapters.service.tenancy import ScopedRetriever, thread_key
 from haygraph.adapters.service.threads import (
@@ -188,13 +190,33 @@ class HaygraphService:
             try:
                 await asyncio.to_thread(ping, config.store)
             except StoreError as exc:
+                set_database_up("store", False)
                 logger.warning("readiness: the store cannot be reached: %s", exc)
                 raise StoreUnavailableError(
                     "the knowledge base's store (PostgreSQL) cannot be reached; requests that need it "
                     "answer 503 until it is back"
                 ) from exc
-        if self.graph is not None and self.graph.checkpointer is not None:
-            await ping_threads(self.graph.checkpointer)
+            set_database_up("store", True)
+        if self.settings.threads_backend == "postgres" and self.graph is not None:
+            try:
+                await ping_threads(self.graph.checkpointer)
+            except ThreadsUnavailableError:
+                set_database_up("threads", False)
+                raise
+            set_database_up("threads", True)
+
+    def pool_stats(self) -> dict[str, dict[str, int]]:
+        """The PostgreSQL pools' counters (`psycopg_pool` names), `store` and `threads` where used."""
+        out: dict[str, dict[str, int]] = {}
+        config = self.knowledge.config if self.knowledge is not None else None
+        if config is not None and config.store.backend == "postgres":
+            from haygraph.retrieval.postgres.retrieval import pool_stats
+
+            out["store"] = pool_stats()
+        pool: Any = getattr(self.graph.checkpointer, "conn", None) if self.graph is not None else None
+        if self.settings.threads_backend == "postgres" and pool is not None and hasattr(pool, "get_stats"):
+            out["threads"] = {k: int(v) for k, v in pool.get_stats().items()}
+        return out
 
     def load(self) -> None:
         """Load the model and the store and warm both up (raises clear config/store errors)."""

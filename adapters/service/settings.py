@@ -103,6 +103,10 @@ class ServiceSettings:
     """On SIGTERM, how long in-flight requests may still run after the port closes; then asks get 503
     `shutting_down` and streams end with that `error` event. None = `request_timeout_s`."""
 
+    metrics: str = "off"
+    """`GET /metrics` (Prometheus): `off`, `loopback` (open to 127.0.0.1 / ::1 only) or `key` (the bearer key
+    in the environment variable `HAYGRAPH_METRICS_KEY`)."""
+
     @property
     def in_flight_limit(self) -> int:
         """`max_in_flight`, or its default from the core count."""
@@ -146,6 +150,13 @@ class ServiceSettings:
             )
         if self.reload_interval_s < 0:
             raise ServiceConfigError(f"reload_interval_s must be >= 0, but got {self.reload_interval_s}")
+        if self.metrics not in ("off", "loopback", "key"):
+            raise ServiceConfigError(f"--metrics must be off, loopback or key, but got {self.metrics!r}")
+        if self.metrics == "key" and len(os.environ.get("HAYGRAPH_METRICS_KEY", "")) < 16:
+            raise ServiceConfigError(
+                "--metrics key needs a key of at least 16 characters in the environment variable "
+                "HAYGRAPH_METRICS_KEY (not on the command line, where other users of the host can read it)"
+            )
         if self.api_keys is None and not is_loopback(self.host):
             raise ServiceConfigError(
                 f"--host {self.host} would expose the service without authentication: without "

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from langgraph.types import Command
 
 from haygraph.adapters.service.errors import DeadlineExceededError, ServiceError, ShuttingDownError
+from haygraph.adapters.service.metrics import observe_turn
 from haygraph.adapters.service.streaming import AnswerTokens, answer_pieces, closing_text
 from haygraph.adapters.service.threads import is_threads_error
 from haygraph.control import Context, result_from_state
@@ -195,7 +196,9 @@ async def ask_turn(request: TurnRequest) -> dict[str, Any]:
     finally:
         if request.runs is not None:
             request.runs.exit()
-    return explain_refusal(result_from_state(dict(state), (time.perf_counter() - start) * 1000.0), request)
+    result = explain_refusal(result_from_state(dict(state), (time.perf_counter() - start) * 1000.0), request)
+    observe_turn(result)
+    return result
 
 
 def explain_refusal(result: dict[str, Any], request: TurnRequest) -> dict[str, Any]:
@@ -244,6 +247,7 @@ async def _run_events(request: TurnRequest) -> AsyncIterator[TurnEvent]:
     result = explain_refusal(
         result_from_state(final or failed_state(), (time.perf_counter() - start) * 1000.0), request
     )
+    observe_turn(result)
     rest = closing_text(tokens.text, result["answer"]) if result["status"] != "rejected" else ""
     for piece in answer_pieces(rest):
         yield TurnEvent("token", {"text": piece})

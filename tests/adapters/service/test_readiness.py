@@ -98,17 +98,35 @@ def test_readyz_follows_postgres_and_requests_recover_quickly(
         print(f"after a {OUTAGE_S:g} s outage: ready {ready_after:.2f} s, searched {answered_after:.2f} s")
 
 
+def database_metric(client: httpx.Client, name: str, database: str = "threads") -> float:
+    """One `haygraph_database_*` sample of the service's `/metrics`."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(client.get("/metrics").text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels.get("database") == database:
+                return float(sample.value)
+    raise AssertionError(f"no {name}{{database={database!r}}} in /metrics")
+
+
 @pytest.mark.skipif(find_pg_bin() is None, reason="PostgreSQL's initdb is not installed (Debian: postgresql)")
 def test_readyz_names_the_threads_database(tenant_store: Path) -> None:
-    """An embedded store, threads on PostgreSQL: readiness follows the threads database alone."""
+    """An embedded store, threads on PostgreSQL: readiness follows the threads database alone.
+
+    The metrics follow it too: `haygraph_database_up{database="threads"}` is 0 during the outage and 1
+    after it, and the pool's opened connections grow by the reconnect.
+    """
     with postgres_cluster() as pg:
-        settings = ServiceSettings(store_dir=tenant_store, threads_db=pg.url)
+        settings = ServiceSettings(store_dir=tenant_store, threads_db=pg.url, metrics="loopback")
         with running_server(HaygraphService(settings)) as url, httpx.Client(base_url=url, timeout=60) as c:
             assert c.get("/readyz").status_code == 200
+            assert database_metric(c, "haygraph_database_up") == 1.0
+            opened = database_metric(c, "haygraph_database_connections_total")
             pg.stop()
             try:
                 down = c.get("/readyz")
                 assert down.status_code == 503 and down.json()["error"]["type"] == "threads_unavailable"
+                assert database_metric(c, "haygraph_database_up") == 0.0
                 assert "asks without thread_id are not affected" in down.json()["error"]["message"]
                 assert c.post("/v1/search", json=SEARCH).status_code == 200  # the store is fine
                 stopped = time.monotonic()
@@ -123,6 +141,8 @@ def test_readyz_names_the_threads_database(tenant_store: Path) -> None:
                 time.sleep(0.1)
             ask = c.post("/v1/ask", json={"question": SEARCH["query"], "thread_id": "t-1"})
             assert ask.status_code == 200 and ask.json()["status"] == "completed", ask.text
+            assert database_metric(c, "haygraph_database_up") == 1.0
+            assert database_metric(c, "haygraph_database_connections_total") > opened
             print(f"threads: ready {time.monotonic() - back:.2f} s after an {OUTAGE_S:g} s outage")
 
 
