@@ -56,6 +56,19 @@ def register(sub: Any) -> None:
         help="largest document the page or POST /v1/sources accepts (default 50 MiB)",
     )
     p.add_argument(
+        "--auth",
+        choices=("keys", "oidc"),
+        default="keys",
+        help="how callers sign in: keys (--api-keys; default) or oidc (bearer JWTs of the identity provider "
+        "named in --oidc-config; --api-keys' keys work too when given)",
+    )
+    p.add_argument(
+        "--oidc-config",
+        metavar="FILE",
+        help="with --auth oidc: YAML/JSON with issuer, audience, jwks_url or jwks_file, tenant_claim, "
+        "user_claim, write_claim (see docs/service.md)",
+    )
+    p.add_argument(
         "--metrics",
         choices=("off", "loopback", "key"),
         default="off",
@@ -132,6 +145,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         drain_delay_s=args.drain_delay,
         shutdown_grace_s=args.shutdown_grace,
         metrics=args.metrics,
+        auth=args.auth,
+        oidc_config=Path(args.oidc_config) if args.oidc_config else None,
     )
     serve(settings, announce=lambda line: print(f"haygraph serve: {line}", file=sys.stderr, flush=True))
     return 0

@@ -1,10 +1,11 @@
 """The FastAPI application: routes, API-key check, error shape, streaming responses.
 
 Every error is `{"error": {"type": ..., "message": ...}}` with its status code: 400 (invalid JSON or
-request, refused upload), 401 (API key), 403 (read-only key writing), 404 (route, thread, model,
+request, refused upload), 401 (API key or token), 403 (read-only key writing), 404 (route, thread, model,
 source, job, evidence), 408 (body not received in time), 409 (conflict), 413 (body or file too
 large), 422 (wrong types, missing or unknown fields), 429 (overloaded or rate-limited, with
-`Retry-After`), 503 (not ready, shutting down, the store's database unavailable), 504 (deadline).
+`Retry-After`), 503 (not ready, shutting down, the store's or threads' database or the identity
+provider's keys unavailable), 504 (deadline).
 No stack trace ever reaches a client.
 OpenAPI docs are served at `/docs`; the web page at `/` (its static files, `web/`, under `/assets/`).
 
@@ -41,6 +42,7 @@ from haygraph.adapters.service.citations import locate_quote
 from haygraph.adapters.service.documents import MAX_FILES_PER_UPLOAD, DocumentManager, UploadRefused
 from haygraph.adapters.service.errors import (
     AuthenticationError,
+    AuthUnavailableError,
     BadRequestError,
     DeadlineExceededError,
     ForbiddenError,
@@ -82,12 +84,12 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse, "description": text}
     for code, text in (
         (400, "Invalid JSON or request"),
-        (401, "Missing or invalid API key"),
+        (401, "Missing or invalid API key or token (the message says why)"),
         (403, "The API key is read-only"),
         (408, "The request body was not received in time"),
         (422, "Wrong types, missing or unknown fields"),
         (429, "Overloaded or rate-limited: retry after the Retry-After header's seconds"),
-        (503, "Not ready or shutting down"),
+        (503, "Not ready, shutting down, a database or the identity provider's keys unavailable"),
         (504, "Deadline exceeded"),
         (507, "The server's disk is full: an upload was not saved, nothing changed"),
     )
@@ -127,8 +129,9 @@ _SSE_DOC: dict[int | str, dict[str, Any]] = {
 def _service_error(exc: ServiceError) -> JSONResponse:
     headers: dict[str, str] | None = None
     if isinstance(exc, AuthenticationError):
-        headers = {"WWW-Authenticate": "Bearer"}
-    elif isinstance(exc, ThreadsUnavailableError | StoreUnavailableError):
+        invalid = str(exc).startswith("invalid token")
+        headers = {"WWW-Authenticate": 'Bearer error="invalid_token"' if invalid else "Bearer"}
+    elif isinstance(exc, ThreadsUnavailableError | StoreUnavailableError | AuthUnavailableError):
         headers = {"Retry-After": "5"}
     return error_response(exc.status_code, exc.error_type, str(exc), headers)
 
@@ -147,7 +150,12 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str, str]:
 
 
 class ApiKeyMiddleware:
-    """Checks `Authorization: Bearer KEY` on every `/v1/` route before the body is read (401 otherwise)."""
+    """Checks `Authorization: Bearer KEY` (or a JWT) on every `/v1/` route before the body is read.
+
+    401 otherwise, 503 `auth_unavailable` when the issuer's keys cannot be fetched. With `--auth oidc`
+    and no `Authorization` header, an SSO proxy's `X-Forwarded-Access-Token` is the token (verified the
+    same way: a forged header gains nothing).
+    """
 
     def __init__(self, app: ASGIApp, service: HaygraphService) -> None:
         self.app = app
@@ -156,9 +164,14 @@ class ApiKeyMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer 401 for a `/v1/` request without a valid key; otherwise record the caller in the scope."""
         if scope["type"] == "http" and scope["path"].startswith("/v1/"):
+            headers = Headers(scope=scope)
+            authorization = headers.get("authorization")
+            if authorization is None and self.service.verifier is not None:
+                forwarded = headers.get("x-forwarded-access-token")  # an SSO proxy in front of the page
+                authorization = f"Bearer {forwarded}" if forwarded else None
             try:
-                caller = self.service.authenticate(Headers(scope=scope).get("authorization"))
-            except AuthenticationError as exc:
+                caller = await self.service.authenticate_request(authorization)
+            except (AuthenticationError, AuthUnavailableError) as exc:
                 await _service_error(exc)(scope, receive, send)
                 return
             if not caller.write and is_document_write(scope["method"], scope["path"]):

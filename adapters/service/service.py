@@ -29,6 +29,7 @@ from haygraph.adapters.meaning_encoder import default_meaning_encoder
 from haygraph.adapters.service.admission import Admission, RateLimiter
 from haygraph.adapters.service.documents import UPLOADS_DIR, DocumentManager
 from haygraph.adapters.service.errors import (
+    AuthenticationError,
     ConflictError,
     NotFoundError,
     NotReadyError,
@@ -38,6 +39,7 @@ from haygraph.adapters.service.errors import (
 )
 from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_keys
 from haygraph.adapters.service.metrics import set_database_up
+from haygraph.adapters.service.oidc import TokenVerifier, load_oidc_settings, looks_like_jwt
 from haygraph.adapters.service.settings import ServiceSettings
 from haygraph.adapters.service.tenancy import ScopedRetriever, thread_key
 from haygraph.adapters.service.threads import (
@@ -124,6 +126,10 @@ class HaygraphService:
         """`model` overrides `settings.model` with a chat-model object (tests, embedding applications)."""
         self.settings = settings
         self.keyring: KeyRing | None = load_api_keys(settings.api_keys) if settings.api_keys else None
+        self.verifier: TokenVerifier | None = (
+            TokenVerifier(load_oidc_settings(settings.oidc_config)) if settings.oidc_config else None
+        )
+        """Verifies identity-provider JWTs (`--auth oidc`); None: API keys only."""
         self.knowledge: LiveKnowledgeBase | None = None
         self.documents: DocumentManager | None = None
         """Sources, uploads and indexing jobs (see `documents.py`)."""
@@ -339,7 +345,25 @@ class HaygraphService:
     # -- callers ---------------------------------------------------------------------------------
     def authenticate(self, authorization: str | None) -> Caller:
         """The caller behind an `Authorization` header (anyone, without `--api-keys`)."""
-        return ANONYMOUS if self.keyring is None else self.keyring.authenticate(authorization)
+        if self.verifier is None:
+            return ANONYMOUS if self.keyring is None else self.keyring.authenticate(authorization)
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() == "bearer" and looks_like_jwt(token):
+            return self.verifier.authenticate(token)  # a failing token never falls back to the keys
+        if self.keyring is None:
+            raise AuthenticationError(
+                "missing token: send 'Authorization: Bearer <JWT>' from the identity provider"
+                if not token
+                else "invalid token: this service accepts the identity provider's JWTs only"
+            )
+        return self.keyring.authenticate(authorization)
+
+    async def authenticate_request(self, authorization: str | None) -> Caller:
+        """`authenticate`, off the event loop when a token may need the issuer's keys fetched."""
+        if self.verifier is None:
+            return self.authenticate(authorization)
+        return await asyncio.to_thread(self.authenticate, authorization)
 
     def _executor(self, caller: Caller, retriever: ScopedRetriever) -> ContractToolExecutor | None:
         if self._orders is None:
