@@ -69,6 +69,17 @@ def register(sub: Any) -> None:
         "user_claim, write_claim (see docs/service.md)",
     )
     p.add_argument(
+        "--audit-log",
+        metavar="FILE",
+        help="append one JSON line per write (upload, remove, re-index, confirm; refused ones too), per ask "
+        "and per indexing job to FILE (read it with `haygraph audit`)",
+    )
+    p.add_argument(
+        "--audit-questions",
+        action="store_true",
+        help="keep each ask's question text in the audit trail (default: outcome and evidence ids only)",
+    )
+    p.add_argument(
         "--metrics",
         choices=("off", "loopback", "key"),
         default="off",
@@ -145,6 +156,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         drain_delay_s=args.drain_delay,
         shutdown_grace_s=args.shutdown_grace,
         metrics=args.metrics,
+        audit_log=Path(args.audit_log) if args.audit_log else None,
+        audit_questions=args.audit_questions,
         auth=args.auth,
         oidc_config=Path(args.oidc_config) if args.oidc_config else None,
     )

@@ -38,6 +38,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from haygraph.adapters.service import metrics, openai_chat
 from haygraph.adapters.service.admission import LoadControlMiddleware, RateLimitMiddleware
+from haygraph.adapters.service.audit import AuditMiddleware
 from haygraph.adapters.service.citations import locate_quote
 from haygraph.adapters.service.documents import MAX_FILES_PER_UPLOAD, DocumentManager, UploadRefused
 from haygraph.adapters.service.errors import (
@@ -174,13 +175,13 @@ class ApiKeyMiddleware:
             except (AuthenticationError, AuthUnavailableError) as exc:
                 await _service_error(exc)(scope, receive, send)
                 return
+            scope.setdefault("state", {})["caller"] = caller  # also for the audit line of a refusal
             if not caller.write and is_document_write(scope["method"], scope["path"]):
                 refused = ForbiddenError(
                     "this API key is read-only: it may not upload, re-index or remove documents"
                 )
                 await _service_error(refused)(scope, receive, send)  # before an upload is read
                 return
-            scope.setdefault("state", {})["caller"] = caller
         await self.app(scope, receive, send)
 
 
@@ -314,6 +315,8 @@ def create_app(service: HaygraphService) -> FastAPI:
     )
     app.add_middleware(ApiKeyMiddleware, service=service)
     app.add_middleware(SecurityHeadersMiddleware)  # added last = runs first: every response has them
+    if service.audit is not None:
+        app.add_middleware(AuditMiddleware, audit=service.audit)  # outside the key check: sees 401s
     if settings.metrics != "off":
         metrics.SERVICE_COLLECTOR.bind(service)
         metrics.enable_component_timing()
@@ -406,12 +409,14 @@ def create_app(service: HaygraphService) -> FastAPI:
     @app.post(
         "/v1/ask", response_model=AskResult, tags=["agent"], summary="Answer one turn with cited evidence"
     )
-    async def ask(body: AskRequest, caller: CallerDep) -> dict[str, Any]:
+    async def ask(body: AskRequest, caller: CallerDep, request: Request) -> dict[str, Any]:
         ready()
         turn = service.turn(
             caller, body.question, thread_id=body.thread_id, filters=check_filters(body.filters)
         )
-        return await ask_turn(turn)
+        result = await ask_turn(turn)
+        audit_ask(request, result, body.question, body.thread_id)
+        return result
 
     @app.post(
         "/v1/ask/stream",
@@ -420,7 +425,7 @@ def create_app(service: HaygraphService) -> FastAPI:
         tags=["agent"],
         summary="Answer one turn as server-sent events: progress, token, result (or error)",
     )
-    async def ask_stream(body: AskRequest, caller: CallerDep) -> EventSourceResponse:
+    async def ask_stream(body: AskRequest, caller: CallerDep, request: Request) -> EventSourceResponse:
         ready()
         turn = service.turn(
             caller, body.question, thread_id=body.thread_id, filters=check_filters(body.filters)
@@ -428,6 +433,8 @@ def create_app(service: HaygraphService) -> FastAPI:
 
         async def events() -> AsyncIterator[bytes]:
             async for event in stream_turn(turn):
+                if event.kind in ("result", "error"):
+                    audit_ask(request, event.data, body.question, body.thread_id)
                 yield _sse(event.kind, event.data)
 
         return EventSourceResponse(events(), headers=_SSE_HEADERS)
@@ -441,6 +448,7 @@ def create_app(service: HaygraphService) -> FastAPI:
     async def chat_completions(
         body: openai_chat.ChatCompletionRequest,
         caller: CallerDep,
+        request: Request,
         x_thread_id: Annotated[str | None, Header()] = None,
     ) -> Any:
         ready()
@@ -452,9 +460,14 @@ def create_app(service: HaygraphService) -> FastAPI:
             filters=check_filters(body.filters),
             history=history,
         )
+        thread = x_thread_id or body.user
         if not body.stream:
-            return openai_chat.completion(await ask_turn(turn))
-        return EventSourceResponse(_chat_events(turn), headers=_SSE_HEADERS)
+            result = await ask_turn(turn)
+            audit_ask(request, result, question, thread)
+            return openai_chat.completion(result)
+        return EventSourceResponse(
+            _chat_events(turn, lambda data: audit_ask(request, data, question, thread)), headers=_SSE_HEADERS
+        )
 
     @app.get(
         "/v1/threads/{thread_id}",
@@ -472,9 +485,13 @@ def create_app(service: HaygraphService) -> FastAPI:
         tags=["agent"],
         summary="Approve or deny the side-effect tool calls a needs_confirmation turn waits for",
     )
-    async def confirm(thread_id: str, body: ConfirmRequest, caller: CallerDep) -> dict[str, Any]:
+    async def confirm(
+        thread_id: str, body: ConfirmRequest, caller: CallerDep, request: Request
+    ) -> dict[str, Any]:
         ready()
-        return await ask_turn(await service.confirmation(caller, thread_id, approve=body.approve))
+        result = await ask_turn(await service.confirmation(caller, thread_id, approve=body.approve))
+        request.state.audit = {"outcome": result.get("status"), "approve": body.approve}
+        return result
 
     _add_web_routes(app, service)
 
@@ -554,9 +571,11 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
     )
     async def upload(
         caller: CallerDep,
+        request: Request,
         files: Annotated[list[UploadFile], File(description="The documents to upload and index")],
     ) -> dict[str, Any]:
         documents = _documents(service)
+        request.state.audit = {"object": [str(f.filename or "") for f in files][:MAX_FILES_PER_UPLOAD]}
         documents.check_write(caller)
         if len(files) > MAX_FILES_PER_UPLOAD:
             raise BadRequestError(f"at most {MAX_FILES_PER_UPLOAD} files per upload, got {len(files)}")
@@ -583,6 +602,12 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
                 raise InsufficientStorageError(message)
             raise PayloadTooLargeError(message) if too_large == len(files) else BadRequestError(message)
         job = documents.start_indexing(caller, accepted)
+        request.state.audit = {
+            "outcome": "accepted",
+            "object": [r["name"] for r in results if r["accepted"]],
+            "refused_files": [r["name"] for r in results if not r["accepted"]] or None,
+            "job": job.id,
+        }
         return {"job": job.to_json(), "files": results}
 
     @app.get(
@@ -597,10 +622,12 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         tags=tags,
         summary="Remove a document (all its chunks, and its uploaded file)",
     )
-    async def remove(source_id: str, caller: CallerDep) -> dict[str, Any]:
+    async def remove(source_id: str, caller: CallerDep, request: Request) -> dict[str, Any]:
         documents = _documents(service)
         documents.check_write(caller)
-        return await asyncio.to_thread(documents.remove, caller, source_id)
+        removed = await asyncio.to_thread(documents.remove, caller, source_id)
+        request.state.audit = {"outcome": "removed", "chunks": removed.get("chunks")}
+        return removed
 
     @app.post(
         "/v1/sources/{source_id:path}/reindex",
@@ -609,13 +636,32 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         tags=tags,
         summary="Index an uploaded document again (a background job)",
     )
-    async def reindex(source_id: str, caller: CallerDep) -> dict[str, Any]:
+    async def reindex(source_id: str, caller: CallerDep, request: Request) -> dict[str, Any]:
         documents = _documents(service)
         documents.check_write(caller)
-        return documents.reindex(caller, source_id).to_json()
+        job = documents.reindex(caller, source_id)
+        request.state.audit = {"outcome": "accepted", "job": job.id}
+        return job.to_json()
 
 
-async def _chat_events(turn: Any) -> AsyncIterator[bytes]:
+def audit_ask(request: Request, result: dict[str, Any], question: str, thread_id: str | None) -> None:
+    """Note an ask's outcome for its audit line (`AuditMiddleware`).
+
+    Its status and evidence ids and the question (kept only with `--audit-questions`), or the error type
+    of a stream that ended in one.
+    """
+    if "error" in result:
+        request.state.audit = {"outcome": result["error"].get("type"), "thread": thread_id}
+        return
+    request.state.audit = {
+        "outcome": result.get("status"),
+        "evidence_ids": list(result.get("evidence_ids") or []),
+        "thread": thread_id,
+        "question": question,
+    }
+
+
+async def _chat_events(turn: Any, on_result: Any = None) -> AsyncIterator[bytes]:
     """The OpenAI streaming format: role chunk, content chunks, a final chunk with the result, [DONE]."""
     cid, created = openai_chat.new_completion_id(), int(time.time())
     yield _sse(None, openai_chat.chunk(cid, created, {"role": "assistant", "content": ""}))
@@ -626,6 +672,8 @@ async def _chat_events(turn: Any) -> AsyncIterator[bytes]:
             yield _sse(None, openai_chat.chunk(cid, created, {"content": event.data["text"]}))
         elif event.kind == "result":
             result = event.data
+            if on_result is not None:
+                on_result(result)
             if result.get("status") == "rejected":
                 tail = f"\n\n{openai_chat.REJECTED_TEXT}" if streamed else openai_chat.REJECTED_TEXT
             else:
@@ -639,6 +687,8 @@ async def _chat_events(turn: Any) -> AsyncIterator[bytes]:
                 openai_chat.chunk(cid, created, {}, finish=openai_chat.finish_reason(result), result=result),
             )
         elif event.kind == "error":
+            if on_result is not None:
+                on_result(event.data)
             yield _sse(None, event.data)
             return
     yield _sse(None, "[DONE]")

@@ -27,6 +27,7 @@ from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_r
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.meaning_encoder import default_meaning_encoder
 from haygraph.adapters.service.admission import Admission, RateLimiter
+from haygraph.adapters.service.audit import AuditLog
 from haygraph.adapters.service.documents import UPLOADS_DIR, DocumentManager
 from haygraph.adapters.service.errors import (
     AuthenticationError,
@@ -130,6 +131,10 @@ class HaygraphService:
             TokenVerifier(load_oidc_settings(settings.oidc_config)) if settings.oidc_config else None
         )
         """Verifies identity-provider JWTs (`--auth oidc`); None: API keys only."""
+        self.audit: AuditLog | None = (
+            AuditLog(settings.audit_log, questions=settings.audit_questions) if settings.audit_log else None
+        )
+        """The audit trail (`--audit-log`); None: none."""
         self.knowledge: LiveKnowledgeBase | None = None
         self.documents: DocumentManager | None = None
         """Sources, uploads and indexing jobs (see `documents.py`)."""
@@ -251,6 +256,7 @@ class HaygraphService:
             self._orders = OrdersDatabase(orders)
         self.knowledge, self.base_context = knowledge, context
         self.documents = DocumentManager(knowledge, max_upload_bytes=self.settings.max_upload_bytes)
+        self.documents.audit = self.audit
         self._check_key_tools()
 
     def _store_is_new(self, config: Any) -> bool:
@@ -337,6 +343,8 @@ class HaygraphService:
         if self._stack is not None:
             await self._stack.aclose()
             self._stack = None
+        if self.audit is not None:
+            self.audit.close()
 
     def stop_turns(self) -> None:
         """End every running turn now (the shutdown grace has passed): asks get 503, streams a final event."""

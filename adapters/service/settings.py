@@ -110,6 +110,12 @@ class ServiceSettings:
     oidc_config: Path | None = None
     """The `--oidc-config` file (issuer, audience, JWKS, claims; see `oidc.py`), with `auth` = `oidc`."""
 
+    audit_log: Path | None = None
+    """The audit trail: an append-only JSON-lines file (see `audit.py`); None = no audit trail."""
+
+    audit_questions: bool = False
+    """Whether the audit trail keeps each ask's question text (off: outcome and evidence ids only)."""
+
     metrics: str = "off"
     """`GET /metrics` (Prometheus): `off`, `loopback` (open to 127.0.0.1 / ::1 only) or `key` (the bearer key
     in the environment variable `HAYGRAPH_METRICS_KEY`)."""
