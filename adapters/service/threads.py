@@ -26,6 +26,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from haygraph.adapters.service.errors import ServiceConfigError, ThreadsUnavailableError
+from haygraph.adapters.service.metrics import set_database_up
 from haygraph.control import memory_checkpointer
 from haygraph.control.graph.checkpointers import state_serializer
 
@@ -104,6 +105,7 @@ def threads_unavailable() -> Iterator[None]:
         if not is_threads_error(exc):
             raise
         logger.warning("threads database failed: %s", " ".join(f"{type(exc).__name__}: {exc}".split()))
+        set_database_up("threads", False)
         raise ThreadsUnavailableError(
             "the threads database is unavailable right now; retry shortly (asks without thread_id are "
             "not affected)"

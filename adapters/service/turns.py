@@ -33,7 +33,7 @@ from typing import Any, Literal
 from langgraph.types import Command
 
 from haygraph.adapters.service.errors import DeadlineExceededError, ServiceError, ShuttingDownError
-from haygraph.adapters.service.metrics import observe_turn
+from haygraph.adapters.service.metrics import observe_turn, set_database_up
 from haygraph.adapters.service.streaming import AnswerTokens, answer_pieces, closing_text
 from haygraph.adapters.service.threads import is_threads_error
 from haygraph.control import Context, result_from_state
@@ -121,6 +121,7 @@ async def _without_thread(request: TurnRequest, exc: BaseException, timeout_s: f
     """Answer the turn on the graph without a checkpointer; the state, marked degraded with a note."""
     error = " ".join(f"{type(exc).__name__}: {exc}".split())[:160]
     logger.warning("threads database failed (thread %s): %s; answering without it", request.thread_key, error)
+    set_database_up("threads", False)
     inputs = {"question": request.inputs["question"]} if isinstance(request.inputs, dict) else {}
     state = dict(
         await _first_of(
