@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import unicodedata
 from typing import Any
 
 
@@ -62,6 +63,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _safe(value: Any) -> str:
+    """`value` with control and invisible characters escaped (a file name cannot drive the terminal)."""
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch)[0] == "C" else ch for ch in str(value))
+
+
 def _row(entry: dict[str, Any]) -> str:
     target = entry.get("object")
     if isinstance(target, list):
@@ -73,7 +79,7 @@ def _row(entry: dict[str, Any]) -> str:
     }
     status = f" {entry['status']}" if "status" in entry else ""
     tail = f"  {json.dumps(extra, ensure_ascii=False)}" if extra else ""
-    return (
+    return _safe(
         f"{entry.get('time', '?')}  {entry.get('action', '?'):<8} {entry.get('outcome', '?')}{status}  "
-        f"tenant={entry.get('tenant')}  actor={entry.get('actor')}  object={target}{tail}"
-    )
+        f"tenant={entry.get('tenant')}  actor={entry.get('actor')}  object={target}"
+    ) + _safe(tail)

@@ -228,3 +228,20 @@ def test_a_torn_tail_is_cut_on_open(tmp_path: Path, caplog: pytest.LogCaptureFix
     assert "torn line" in caplog.text
     log.record("delete", actor="key:1", tenant="A", outcome="removed")  # closed: logged, not written
     assert len(lines(path)) == 2
+
+
+def test_the_table_escapes_hostile_names(tmp_path: Path) -> None:
+    """A refused upload's name is the client's: in the table it cannot move the cursor or flip text."""
+    log = AuditLog(tmp_path / "a.jsonl")
+    log.record(
+        "upload", actor="key:1", tenant="A", outcome="refused", status=400, object=["x\x1b[2J\u202eevil.md"]
+    )
+    log.close()
+    table = subprocess.run(
+        [sys.executable, "-m", "haygraph.adapters.cli", "audit", str(tmp_path / "a.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert table.returncode == 0 and "\x1b" not in table.stdout and "\u202e" not in table.stdout
+    assert "x\\u001b[2J\\u202eevil.md" in table.stdout
