@@ -15,6 +15,7 @@ import gc
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,11 @@ NO_DOCUMENTS_FOR_KEY = Bilingual(
 )
 """The refusal of a key that sees no documents (instead of "could not find evidence")."""
 
+
+_PROBES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="haygraph-ready")
+"""Threads of the store's readiness probe (`check_dependencies`), apart from the default executor."""
+PROBE_DEADLINE_S = 3.0
+"""Longest a readiness probe of the store waits (the ping's own connection wait is 2 s)."""
 
 WARM_QUESTIONS = ("How many days of annual leave do I get?", "年假有几天？")
 """Asked once at start-up (one English, one Chinese), answers discarded: see `HaygraphService._warm_turns`."""
@@ -198,9 +204,10 @@ class HaygraphService:
         if config is not None and config.store.backend == "postgres":
             from haygraph.retrieval.postgres.retrieval import ping
 
-            try:
-                await asyncio.to_thread(ping, config.store)
-            except StoreError as exc:
+            try:  # its own threads: a probe never queues behind the requests' work in the default pool
+                probe = asyncio.get_running_loop().run_in_executor(_PROBES, ping, config.store)
+                await asyncio.wait_for(probe, PROBE_DEADLINE_S)  # a black-holed server cannot hang it
+            except (StoreError, TimeoutError) as exc:
                 set_database_up("store", False)
                 logger.warning("readiness: the store cannot be reached: %s", exc)
                 raise StoreUnavailableError(

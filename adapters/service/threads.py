@@ -17,6 +17,7 @@ delay, kept the pool waiting up to a minute after a long outage), then the next 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -126,9 +127,17 @@ async def ping_threads(saver: BaseCheckpointSaver[Any]) -> None:
         return
     if not isinstance(pool, AsyncConnectionPool):
         return
-    with threads_unavailable():
-        async with pool.connection(timeout=PING_TIMEOUT_S) as conn:
-            await conn.execute("SELECT 1")
+    try:
+        with threads_unavailable():
+            async with asyncio.timeout(PING_TIMEOUT_S + 1.0):  # a black-holed server cannot hang the probe
+                async with pool.connection(timeout=PING_TIMEOUT_S) as conn:
+                    await conn.execute("SELECT 1")
+    except TimeoutError as exc:
+        set_database_up("threads", False)
+        raise ThreadsUnavailableError(
+            f"the threads database did not answer within {PING_TIMEOUT_S + 1.0:g} s; retry shortly (asks "
+            "without thread_id are not affected)"
+        ) from exc
 
 
 @asynccontextmanager
