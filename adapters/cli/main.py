@@ -284,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_search)
 
     from haygraph.adapters.cli import agent as cli_agent
+    from haygraph.adapters.cli import audit as cli_audit
     from haygraph.adapters.cli import serve as cli_serve
     from haygraph.adapters.cli import store as cli_store
     from haygraph.eval import cli as eval_cli
@@ -291,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_agent.register(sub)
     cli_serve.register(sub)
+    cli_audit.register(sub)
     cli_store.register(sub)
     eval_cli.register(sub)
     cli_reranker.register(sub)

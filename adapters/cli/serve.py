@@ -55,6 +55,37 @@ def register(sub: Any) -> None:
         default=50 * 1024 * 1024,
         help="largest document the page or POST /v1/sources accepts (default 50 MiB)",
     )
+    p.add_argument(
+        "--auth",
+        choices=("keys", "oidc"),
+        default="keys",
+        help="how callers sign in: keys (--api-keys; default) or oidc (bearer JWTs of the identity provider "
+        "named in --oidc-config; --api-keys' keys work too when given)",
+    )
+    p.add_argument(
+        "--oidc-config",
+        metavar="FILE",
+        help="with --auth oidc: YAML/JSON with issuer, audience, jwks_url or jwks_file, tenant_claim, "
+        "user_claim, write_claim (see docs/service.md)",
+    )
+    p.add_argument(
+        "--audit-log",
+        metavar="FILE",
+        help="append one JSON line per write (upload, remove, re-index, confirm; refused ones too), per ask "
+        "and per indexing job to FILE (read it with `haygraph audit`)",
+    )
+    p.add_argument(
+        "--audit-questions",
+        action="store_true",
+        help="keep each ask's question text in the audit trail (default: outcome and evidence ids only)",
+    )
+    p.add_argument(
+        "--metrics",
+        choices=("off", "loopback", "key"),
+        default="off",
+        help="GET /metrics for Prometheus: off (default), loopback (127.0.0.1/::1 clients only) or key "
+        "(the bearer key in $HAYGRAPH_METRICS_KEY)",
+    )
     load = p.add_argument_group("load and shutdown")
     load.add_argument(
         "--max-in-flight",
@@ -124,6 +155,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         send_timeout_s=args.send_timeout,
         drain_delay_s=args.drain_delay,
         shutdown_grace_s=args.shutdown_grace,
+        metrics=args.metrics,
+        audit_log=Path(args.audit_log) if args.audit_log else None,
+        audit_questions=args.audit_questions,
+        auth=args.auth,
+        oidc_config=Path(args.oidc_config) if args.oidc_config else None,
     )
     serve(settings, announce=lambda line: print(f"haygraph serve: {line}", file=sys.stderr, flush=True))
     return 0

@@ -1,10 +1,11 @@
 """The FastAPI application: routes, API-key check, error shape, streaming responses.
 
 Every error is `{"error": {"type": ..., "message": ...}}` with its status code: 400 (invalid JSON or
-request, refused upload), 401 (API key), 403 (read-only key writing), 404 (route, thread, model,
+request, refused upload), 401 (API key or token), 403 (read-only key writing), 404 (route, thread, model,
 source, job, evidence), 408 (body not received in time), 409 (conflict), 413 (body or file too
 large), 422 (wrong types, missing or unknown fields), 429 (overloaded or rate-limited, with
-`Retry-After`), 503 (not ready, shutting down, the store's database unavailable), 504 (deadline).
+`Retry-After`), 503 (not ready, shutting down, the store's or threads' database or the identity
+provider's keys unavailable), 504 (deadline).
 No stack trace ever reaches a client.
 OpenAPI docs are served at `/docs`; the web page at `/` (its static files, `web/`, under `/assets/`).
 
@@ -35,12 +36,14 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from haygraph.adapters.service import openai_chat
+from haygraph.adapters.service import metrics, openai_chat
 from haygraph.adapters.service.admission import LoadControlMiddleware, RateLimitMiddleware
+from haygraph.adapters.service.audit import AuditMiddleware
 from haygraph.adapters.service.citations import locate_quote
 from haygraph.adapters.service.documents import MAX_FILES_PER_UPLOAD, DocumentManager, UploadRefused
 from haygraph.adapters.service.errors import (
     AuthenticationError,
+    AuthUnavailableError,
     BadRequestError,
     DeadlineExceededError,
     ForbiddenError,
@@ -82,12 +85,12 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse, "description": text}
     for code, text in (
         (400, "Invalid JSON or request"),
-        (401, "Missing or invalid API key"),
+        (401, "Missing or invalid API key or token (the message says why)"),
         (403, "The API key is read-only"),
         (408, "The request body was not received in time"),
         (422, "Wrong types, missing or unknown fields"),
         (429, "Overloaded or rate-limited: retry after the Retry-After header's seconds"),
-        (503, "Not ready or shutting down"),
+        (503, "Not ready, shutting down, a database or the identity provider's keys unavailable"),
         (504, "Deadline exceeded"),
         (507, "The server's disk is full: an upload was not saved, nothing changed"),
     )
@@ -127,8 +130,9 @@ _SSE_DOC: dict[int | str, dict[str, Any]] = {
 def _service_error(exc: ServiceError) -> JSONResponse:
     headers: dict[str, str] | None = None
     if isinstance(exc, AuthenticationError):
-        headers = {"WWW-Authenticate": "Bearer"}
-    elif isinstance(exc, ThreadsUnavailableError | StoreUnavailableError):
+        invalid = str(exc).startswith("invalid token")
+        headers = {"WWW-Authenticate": 'Bearer error="invalid_token"' if invalid else "Bearer"}
+    elif isinstance(exc, ThreadsUnavailableError | StoreUnavailableError | AuthUnavailableError):
         headers = {"Retry-After": "5"}
     return error_response(exc.status_code, exc.error_type, str(exc), headers)
 
@@ -147,7 +151,12 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str, str]:
 
 
 class ApiKeyMiddleware:
-    """Checks `Authorization: Bearer KEY` on every `/v1/` route before the body is read (401 otherwise)."""
+    """Checks `Authorization: Bearer KEY` (or a JWT) on every `/v1/` route before the body is read.
+
+    401 otherwise, 503 `auth_unavailable` when the issuer's keys cannot be fetched. With `--auth oidc`
+    and no `Authorization` header, an SSO proxy's `X-Forwarded-Access-Token` is the token (verified the
+    same way: a forged header gains nothing).
+    """
 
     def __init__(self, app: ASGIApp, service: HaygraphService) -> None:
         self.app = app
@@ -156,18 +165,23 @@ class ApiKeyMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer 401 for a `/v1/` request without a valid key; otherwise record the caller in the scope."""
         if scope["type"] == "http" and scope["path"].startswith("/v1/"):
+            headers = Headers(scope=scope)
+            authorization = headers.get("authorization")
+            if authorization is None and self.service.verifier is not None:
+                forwarded = headers.get("x-forwarded-access-token")  # an SSO proxy in front of the page
+                authorization = f"Bearer {forwarded}" if forwarded else None
             try:
-                caller = self.service.authenticate(Headers(scope=scope).get("authorization"))
-            except AuthenticationError as exc:
+                caller = await self.service.authenticate_request(authorization)
+            except (AuthenticationError, AuthUnavailableError) as exc:
                 await _service_error(exc)(scope, receive, send)
                 return
+            scope.setdefault("state", {})["caller"] = caller  # also for the audit line of a refusal
             if not caller.write and is_document_write(scope["method"], scope["path"]):
                 refused = ForbiddenError(
                     "this API key is read-only: it may not upload, re-index or remove documents"
                 )
                 await _service_error(refused)(scope, receive, send)  # before an upload is read
                 return
-            scope.setdefault("state", {})["caller"] = caller
         await self.app(scope, receive, send)
 
 
@@ -301,6 +315,12 @@ def create_app(service: HaygraphService) -> FastAPI:
     )
     app.add_middleware(ApiKeyMiddleware, service=service)
     app.add_middleware(SecurityHeadersMiddleware)  # added last = runs first: every response has them
+    if service.audit is not None:
+        app.add_middleware(AuditMiddleware, audit=service.audit)  # outside the key check: sees 401s
+    if settings.metrics != "off":
+        metrics.SERVICE_COLLECTOR.bind(service)
+        metrics.enable_component_timing()
+        app.add_middleware(metrics.MetricsMiddleware, routes=app.router)  # outermost: counts every answer
     _add_error_handlers(app)
     timeout = service.settings.request_timeout_s
 
@@ -311,11 +331,19 @@ def create_app(service: HaygraphService) -> FastAPI:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], summary="Readiness: store loaded, model warm, threads open")
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        summary="Readiness: store loaded and reachable, model warm, threads database reachable",
+        description="503 with the reason (`not_ready`, `shutting_down`, `store_unavailable`, "
+        "`threads_unavailable`) while requests cannot be served; 200 with the counters otherwise. "
+        "Each call runs `SELECT 1` on the store's and the threads' PostgreSQL pools, when they are used.",
+    )
     async def readyz() -> dict[str, Any]:
         if service.draining:
             raise ShuttingDownError("the service is shutting down: send new requests elsewhere")
         ready()
+        await service.check_dependencies()
         assert service.knowledge is not None
         snap = service.knowledge.current
         return {
@@ -336,6 +364,26 @@ def create_app(service: HaygraphService) -> FastAPI:
                 "rate_limited": service.admission.stats.rate_limited,
             },
         }
+
+    if settings.metrics != "off":
+
+        @app.get(
+            "/metrics",
+            tags=["health"],
+            summary="Prometheus metrics (text format)",
+            description="Served with `--metrics loopback` to 127.0.0.1 / ::1 clients, with `--metrics key` "
+            "to `Authorization: Bearer $HAYGRAPH_METRICS_KEY`; 403 / 401 otherwise. See docs/operations.md.",
+            response_class=Response,
+        )
+        async def metrics_route(request: Request) -> Response:
+            client = request.client.host if request.client is not None else None
+            refused = metrics.check_access(settings.metrics, client, request.headers.get("authorization"))
+            if refused is not None:
+                if settings.metrics == "key":
+                    raise AuthenticationError(refused)
+                raise ForbiddenError(refused)
+            body, content_type = await asyncio.to_thread(metrics.exposition)
+            return Response(body, media_type=content_type)
 
     @app.get("/v1/models", tags=["openai"], summary="The one model served: haygraph")
     async def models(_caller: CallerDep) -> dict[str, Any]:
@@ -361,12 +409,14 @@ def create_app(service: HaygraphService) -> FastAPI:
     @app.post(
         "/v1/ask", response_model=AskResult, tags=["agent"], summary="Answer one turn with cited evidence"
     )
-    async def ask(body: AskRequest, caller: CallerDep) -> dict[str, Any]:
+    async def ask(body: AskRequest, caller: CallerDep, request: Request) -> dict[str, Any]:
         ready()
         turn = service.turn(
             caller, body.question, thread_id=body.thread_id, filters=check_filters(body.filters)
         )
-        return await ask_turn(turn)
+        result = await ask_turn(turn)
+        audit_ask(request, result, body.question, body.thread_id)
+        return result
 
     @app.post(
         "/v1/ask/stream",
@@ -375,7 +425,7 @@ def create_app(service: HaygraphService) -> FastAPI:
         tags=["agent"],
         summary="Answer one turn as server-sent events: progress, token, result (or error)",
     )
-    async def ask_stream(body: AskRequest, caller: CallerDep) -> EventSourceResponse:
+    async def ask_stream(body: AskRequest, caller: CallerDep, request: Request) -> EventSourceResponse:
         ready()
         turn = service.turn(
             caller, body.question, thread_id=body.thread_id, filters=check_filters(body.filters)
@@ -383,6 +433,8 @@ def create_app(service: HaygraphService) -> FastAPI:
 
         async def events() -> AsyncIterator[bytes]:
             async for event in stream_turn(turn):
+                if event.kind in ("result", "error"):
+                    audit_ask(request, event.data, body.question, body.thread_id)
                 yield _sse(event.kind, event.data)
 
         return EventSourceResponse(events(), headers=_SSE_HEADERS)
@@ -396,6 +448,7 @@ def create_app(service: HaygraphService) -> FastAPI:
     async def chat_completions(
         body: openai_chat.ChatCompletionRequest,
         caller: CallerDep,
+        request: Request,
         x_thread_id: Annotated[str | None, Header()] = None,
     ) -> Any:
         ready()
@@ -407,9 +460,14 @@ def create_app(service: HaygraphService) -> FastAPI:
             filters=check_filters(body.filters),
             history=history,
         )
+        thread = x_thread_id or body.user
         if not body.stream:
-            return openai_chat.completion(await ask_turn(turn))
-        return EventSourceResponse(_chat_events(turn), headers=_SSE_HEADERS)
+            result = await ask_turn(turn)
+            audit_ask(request, result, question, thread)
+            return openai_chat.completion(result)
+        return EventSourceResponse(
+            _chat_events(turn, lambda data: audit_ask(request, data, question, thread)), headers=_SSE_HEADERS
+        )
 
     @app.get(
         "/v1/threads/{thread_id}",
@@ -427,9 +485,13 @@ def create_app(service: HaygraphService) -> FastAPI:
         tags=["agent"],
         summary="Approve or deny the side-effect tool calls a needs_confirmation turn waits for",
     )
-    async def confirm(thread_id: str, body: ConfirmRequest, caller: CallerDep) -> dict[str, Any]:
+    async def confirm(
+        thread_id: str, body: ConfirmRequest, caller: CallerDep, request: Request
+    ) -> dict[str, Any]:
         ready()
-        return await ask_turn(await service.confirmation(caller, thread_id, approve=body.approve))
+        result = await ask_turn(await service.confirmation(caller, thread_id, approve=body.approve))
+        request.state.audit = {"outcome": result.get("status"), "approve": body.approve}
+        return result
 
     _add_web_routes(app, service)
 
@@ -509,9 +571,11 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
     )
     async def upload(
         caller: CallerDep,
+        request: Request,
         files: Annotated[list[UploadFile], File(description="The documents to upload and index")],
     ) -> dict[str, Any]:
         documents = _documents(service)
+        request.state.audit = {"object": [str(f.filename or "") for f in files][:MAX_FILES_PER_UPLOAD]}
         documents.check_write(caller)
         if len(files) > MAX_FILES_PER_UPLOAD:
             raise BadRequestError(f"at most {MAX_FILES_PER_UPLOAD} files per upload, got {len(files)}")
@@ -538,6 +602,12 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
                 raise InsufficientStorageError(message)
             raise PayloadTooLargeError(message) if too_large == len(files) else BadRequestError(message)
         job = documents.start_indexing(caller, accepted)
+        request.state.audit = {
+            "outcome": "accepted",
+            "object": [r["name"] for r in results if r["accepted"]],
+            "refused_files": [r["name"] for r in results if not r["accepted"]] or None,
+            "job": job.id,
+        }
         return {"job": job.to_json(), "files": results}
 
     @app.get(
@@ -552,10 +622,12 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         tags=tags,
         summary="Remove a document (all its chunks, and its uploaded file)",
     )
-    async def remove(source_id: str, caller: CallerDep) -> dict[str, Any]:
+    async def remove(source_id: str, caller: CallerDep, request: Request) -> dict[str, Any]:
         documents = _documents(service)
         documents.check_write(caller)
-        return await asyncio.to_thread(documents.remove, caller, source_id)
+        removed = await asyncio.to_thread(documents.remove, caller, source_id)
+        request.state.audit = {"outcome": "removed", "chunks": removed.get("chunks")}
+        return removed
 
     @app.post(
         "/v1/sources/{source_id:path}/reindex",
@@ -564,13 +636,32 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         tags=tags,
         summary="Index an uploaded document again (a background job)",
     )
-    async def reindex(source_id: str, caller: CallerDep) -> dict[str, Any]:
+    async def reindex(source_id: str, caller: CallerDep, request: Request) -> dict[str, Any]:
         documents = _documents(service)
         documents.check_write(caller)
-        return documents.reindex(caller, source_id).to_json()
+        job = documents.reindex(caller, source_id)
+        request.state.audit = {"outcome": "accepted", "job": job.id}
+        return job.to_json()
 
 
-async def _chat_events(turn: Any) -> AsyncIterator[bytes]:
+def audit_ask(request: Request, result: dict[str, Any], question: str, thread_id: str | None) -> None:
+    """Note an ask's outcome for its audit line (`AuditMiddleware`).
+
+    Its status and evidence ids and the question (kept only with `--audit-questions`), or the error type
+    of a stream that ended in one.
+    """
+    if "error" in result:
+        request.state.audit = {"outcome": result["error"].get("type"), "thread": thread_id}
+        return
+    request.state.audit = {
+        "outcome": result.get("status"),
+        "evidence_ids": list(result.get("evidence_ids") or []),
+        "thread": thread_id,
+        "question": question,
+    }
+
+
+async def _chat_events(turn: Any, on_result: Any = None) -> AsyncIterator[bytes]:
     """The OpenAI streaming format: role chunk, content chunks, a final chunk with the result, [DONE]."""
     cid, created = openai_chat.new_completion_id(), int(time.time())
     yield _sse(None, openai_chat.chunk(cid, created, {"role": "assistant", "content": ""}))
@@ -581,6 +672,8 @@ async def _chat_events(turn: Any) -> AsyncIterator[bytes]:
             yield _sse(None, openai_chat.chunk(cid, created, {"content": event.data["text"]}))
         elif event.kind == "result":
             result = event.data
+            if on_result is not None:
+                on_result(result)
             if result.get("status") == "rejected":
                 tail = f"\n\n{openai_chat.REJECTED_TEXT}" if streamed else openai_chat.REJECTED_TEXT
             else:
@@ -594,6 +687,8 @@ async def _chat_events(turn: Any) -> AsyncIterator[bytes]:
                 openai_chat.chunk(cid, created, {}, finish=openai_chat.finish_reason(result), result=result),
             )
         elif event.kind == "error":
+            if on_result is not None:
+                on_result(event.data)
             yield _sse(None, event.data)
             return
     yield _sse(None, "[DONE]")
@@ -629,6 +724,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def on_store_error(request: Request, exc: StoreError) -> JSONResponse:
         # the detail names the database server: it goes to the log, not to the client
         logger.warning("store failure on %s %s: %s", request.method, request.url.path, exc)
+        metrics.set_database_up("store", False)
         return _service_error(
             StoreUnavailableError("the knowledge base's store is unavailable right now; retry shortly")
         )

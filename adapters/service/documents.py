@@ -44,12 +44,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
+from haygraph.adapters.service.audit import AuditLog, actor_of
 from haygraph.adapters.service.errors import (
     ConflictError,
     ForbiddenError,
     NotFoundError,
 )
 from haygraph.adapters.service.keys import Caller
+from haygraph.adapters.service.metrics import observe_job
 from haygraph.adapters.tenancy import SHARED_TENANT, own_filter
 from haygraph.retrieval.converters import SUPPORTED_EXTENSIONS
 from haygraph.retrieval.errors import RetrievalError, UnreadableFileError
@@ -257,6 +259,9 @@ class DocumentManager:
         self._tenant_counts: tuple[Any, Counter[str | None]] | None = None
         self._write_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="haygraph-index")
+        self.audit: AuditLog | None = None
+        """The service's audit trail: each job's end is a line (set by the service)."""
+        self._actors: dict[str, str] = {}
         self._journal_lock = threading.Lock()
         self._book: Any = None
         self._shared: Any = None
@@ -450,6 +455,7 @@ class DocumentManager:
         """Queue a background job indexing `files` for the caller's tenant."""
         names = [f.name for f in files]
         job = IndexJob(id=secrets.token_hex(8), tenant=caller.tenant, kind=kind, files=names)
+        self._actors[job.id] = actor_of(caller)
         with self._jobs_lock:
             self._jobs[job.id] = job
             finished = [j for j in self._jobs.values() if j.finished is not None]
@@ -520,10 +526,32 @@ class DocumentManager:
         job.state, job.phase, job.finished = "done", "done", time.time()
         job.done = job.total = max(job.total, report.chunks)
         self._save(job)
+        observe_job(job.kind, "done", time.time() - job.created, job.report)
+        self._audit_job(job)
 
     def _fail(self, job: IndexJob, message: str) -> None:
         job.state, job.phase, job.error, job.finished = "failed", "failed", message, time.time()
         self._save(job)
+        observe_job(job.kind, "failed", time.time() - job.created, None)
+        self._audit_job(job)
+
+    def _audit_job(self, job: IndexJob) -> None:
+        """The job's line in the audit trail (who started it, its files, how it ended)."""
+        actor = self._actors.pop(job.id, "unknown")
+        if self.audit is None:
+            return
+        report = job.report or {}
+        self.audit.record(
+            "index",
+            actor=actor,
+            tenant=job.tenant,
+            outcome=job.state,
+            object=list(job.files),
+            job=job.id,
+            kind=job.kind,
+            chunks=report.get("chunks"),
+            detail=job.error,
+        )
 
     def _public(self, message: str) -> str:
         """A library message without the server's folder names (the uploads folder is not the user's)."""

@@ -115,3 +115,10 @@ class ThreadsUnavailableError(ServiceError):
 
     status_code = 503
     error_type = "threads_unavailable"
+
+
+class AuthUnavailableError(ServiceError):
+    """The identity provider's signing keys cannot be fetched: tokens cannot be checked (503)."""
+
+    status_code = 503
+    error_type = "auth_unavailable"

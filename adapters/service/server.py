@@ -39,8 +39,16 @@ def startup_lines(service: HaygraphService) -> list[str]:
         f"example tools: {'on' if s.example_tools else 'off'}",
         f"threads: {describe_threads_db(s.threads_db)}",
     ]
+    if service.verifier is not None:
+        o = service.verifier.settings
+        lines.append(
+            f"sign-on: JWTs of {o.issuer} for audience {o.audience} "
+            f"(tenant from the {o.tenant_claim!r} claim)"
+            + ("; API keys too" if service.keyring is not None else "")
+        )
     if service.keyring is None:
-        lines.append(f"no --api-keys: no authentication, listening on {s.host} only")
+        if service.verifier is None:
+            lines.append(f"no --api-keys: no authentication, listening on {s.host} only")
     else:
         tenants = sorted({g.tenant for g in service.keyring.grants})
         lines.append(f"API keys: {len(service.keyring)} for tenant(s) {', '.join(tenants)}")

@@ -15,6 +15,7 @@ import gc
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,28 @@ from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_r
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.meaning_encoder import default_meaning_encoder
 from haygraph.adapters.service.admission import Admission, RateLimiter
+from haygraph.adapters.service.audit import AuditLog
 from haygraph.adapters.service.documents import UPLOADS_DIR, DocumentManager
-from haygraph.adapters.service.errors import ConflictError, NotFoundError, NotReadyError, ServiceConfigError
+from haygraph.adapters.service.errors import (
+    AuthenticationError,
+    ConflictError,
+    NotFoundError,
+    NotReadyError,
+    ServiceConfigError,
+    StoreUnavailableError,
+    ThreadsUnavailableError,
+)
 from haygraph.adapters.service.keys import ANONYMOUS, Caller, KeyRing, load_api_keys
+from haygraph.adapters.service.metrics import set_database_up
+from haygraph.adapters.service.oidc import TokenVerifier, load_oidc_settings, looks_like_jwt
 from haygraph.adapters.service.settings import ServiceSettings
 from haygraph.adapters.service.tenancy import ScopedRetriever, thread_key
-from haygraph.adapters.service.threads import describe_threads_db, open_checkpointer, threads_unavailable
+from haygraph.adapters.service.threads import (
+    describe_threads_db,
+    open_checkpointer,
+    ping_threads,
+    threads_unavailable,
+)
 from haygraph.adapters.service.turns import RunCounter, TurnRequest
 from haygraph.adapters.tenancy import SHARED_TENANT
 from haygraph.control import Context, build_graph, result_from_state
@@ -53,6 +70,11 @@ NO_DOCUMENTS_FOR_KEY = Bilingual(
 )
 """The refusal of a key that sees no documents (instead of "could not find evidence")."""
 
+
+_PROBES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="haygraph-ready")
+"""Threads of the store's readiness probe (`check_dependencies`), apart from the default executor."""
+PROBE_DEADLINE_S = 3.0
+"""Longest a readiness probe of the store waits (the ping's own connection wait is 2 s)."""
 
 WARM_QUESTIONS = ("How many days of annual leave do I get?", "年假有几天？")
 """Asked once at start-up (one English, one Chinese), answers discarded: see `HaygraphService._warm_turns`."""
@@ -111,6 +133,14 @@ class HaygraphService:
         """`model` overrides `settings.model` with a chat-model object (tests, embedding applications)."""
         self.settings = settings
         self.keyring: KeyRing | None = load_api_keys(settings.api_keys) if settings.api_keys else None
+        self.verifier: TokenVerifier | None = (
+            TokenVerifier(load_oidc_settings(settings.oidc_config)) if settings.oidc_config else None
+        )
+        """Verifies identity-provider JWTs (`--auth oidc`); None: API keys only."""
+        self.audit: AuditLog | None = (
+            AuditLog(settings.audit_log, questions=settings.audit_questions) if settings.audit_log else None
+        )
+        """The audit trail (`--audit-log`); None: none."""
         self.knowledge: LiveKnowledgeBase | None = None
         self.documents: DocumentManager | None = None
         """Sources, uploads and indexing jobs (see `documents.py`)."""
@@ -157,6 +187,55 @@ class HaygraphService:
         if not self.ready:
             raise NotReadyError("the service is not ready: the store or the model is still loading")
 
+    async def check_dependencies(self) -> None:
+        """Reach the databases the service needs now: the store's PostgreSQL, the threads' PostgreSQL.
+
+        One ``SELECT 1`` on each pool (the readiness probe). An embedded or Qdrant store and memory or
+        SQLite threads have nothing to reach. The probe also gets the pools reconnecting after an outage.
+
+        Raises:
+            StoreUnavailableError: the store's database cannot be reached (the detail goes to the log only).
+            ThreadsUnavailableError: the threads database cannot be reached.
+
+        """
+        from haygraph.retrieval.errors import StoreError
+
+        config = self.knowledge.config if self.knowledge is not None else None
+        if config is not None and config.store.backend == "postgres":
+            from haygraph.retrieval.postgres.retrieval import ping
+
+            try:  # its own threads: a probe never queues behind the requests' work in the default pool
+                probe = asyncio.get_running_loop().run_in_executor(_PROBES, ping, config.store)
+                await asyncio.wait_for(probe, PROBE_DEADLINE_S)  # a black-holed server cannot hang it
+            except (StoreError, TimeoutError) as exc:
+                set_database_up("store", False)
+                logger.warning("readiness: the store cannot be reached: %s", exc)
+                raise StoreUnavailableError(
+                    "the knowledge base's store (PostgreSQL) cannot be reached; requests that need it "
+                    "answer 503 until it is back"
+                ) from exc
+            set_database_up("store", True)
+        if self.settings.threads_backend == "postgres" and self.graph is not None:
+            try:
+                await ping_threads(self.graph.checkpointer)
+            except ThreadsUnavailableError:
+                set_database_up("threads", False)
+                raise
+            set_database_up("threads", True)
+
+    def pool_stats(self) -> dict[str, dict[str, int]]:
+        """The PostgreSQL pools' counters (`psycopg_pool` names), `store` and `threads` where used."""
+        out: dict[str, dict[str, int]] = {}
+        config = self.knowledge.config if self.knowledge is not None else None
+        if config is not None and config.store.backend == "postgres":
+            from haygraph.retrieval.postgres.retrieval import pool_stats
+
+            out["store"] = pool_stats()
+        pool: Any = getattr(self.graph.checkpointer, "conn", None) if self.graph is not None else None
+        if self.settings.threads_backend == "postgres" and pool is not None and hasattr(pool, "get_stats"):
+            out["threads"] = {k: int(v) for k, v in pool.get_stats().items()}
+        return out
+
     def load(self) -> None:
         """Load the model and the store and warm both up (raises clear config/store errors)."""
         from haygraph.retrieval import RetrievalConfig
@@ -184,6 +263,7 @@ class HaygraphService:
             self._orders = OrdersDatabase(orders)
         self.knowledge, self.base_context = knowledge, context
         self.documents = DocumentManager(knowledge, max_upload_bytes=self.settings.max_upload_bytes)
+        self.documents.audit = self.audit
         self._check_key_tools()
 
     def _store_is_new(self, config: Any) -> bool:
@@ -270,6 +350,8 @@ class HaygraphService:
         if self._stack is not None:
             await self._stack.aclose()
             self._stack = None
+        if self.audit is not None:
+            self.audit.close()
 
     def stop_turns(self) -> None:
         """End every running turn now (the shutdown grace has passed): asks get 503, streams a final event."""
@@ -278,7 +360,25 @@ class HaygraphService:
     # -- callers ---------------------------------------------------------------------------------
     def authenticate(self, authorization: str | None) -> Caller:
         """The caller behind an `Authorization` header (anyone, without `--api-keys`)."""
-        return ANONYMOUS if self.keyring is None else self.keyring.authenticate(authorization)
+        if self.verifier is None:
+            return ANONYMOUS if self.keyring is None else self.keyring.authenticate(authorization)
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() == "bearer" and looks_like_jwt(token):
+            return self.verifier.authenticate(token)  # a failing token never falls back to the keys
+        if self.keyring is None:
+            raise AuthenticationError(
+                "missing token: send 'Authorization: Bearer <JWT>' from the identity provider"
+                if not token
+                else "invalid token: this service accepts the identity provider's JWTs only"
+            )
+        return self.keyring.authenticate(authorization)
+
+    async def authenticate_request(self, authorization: str | None) -> Caller:
+        """`authenticate`, off the event loop when a token may need the issuer's keys fetched."""
+        if self.verifier is None:
+            return self.authenticate(authorization)
+        return await asyncio.to_thread(self.authenticate, authorization)
 
     def _executor(self, caller: Caller, retriever: ScopedRetriever) -> ContractToolExecutor | None:
         if self._orders is None:

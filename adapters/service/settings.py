@@ -103,6 +103,23 @@ class ServiceSettings:
     """On SIGTERM, how long in-flight requests may still run after the port closes; then asks get 503
     `shutting_down` and streams end with that `error` event. None = `request_timeout_s`."""
 
+    auth: str = "keys"
+    """How callers sign in: `keys` (the `api_keys` file; none without it) or `oidc` (bearer JWTs of the
+    identity provider in `oidc_config`, and the `api_keys` file's keys too when given)."""
+
+    oidc_config: Path | None = None
+    """The `--oidc-config` file (issuer, audience, JWKS, claims; see `oidc.py`), with `auth` = `oidc`."""
+
+    audit_log: Path | None = None
+    """The audit trail: an append-only JSON-lines file (see `audit.py`); None = no audit trail."""
+
+    audit_questions: bool = False
+    """Whether the audit trail keeps each ask's question text (off: outcome and evidence ids only)."""
+
+    metrics: str = "off"
+    """`GET /metrics` (Prometheus): `off`, `loopback` (open to 127.0.0.1 / ::1 only) or `key` (the bearer key
+    in the environment variable `HAYGRAPH_METRICS_KEY`)."""
+
     @property
     def in_flight_limit(self) -> int:
         """`max_in_flight`, or its default from the core count."""
@@ -146,7 +163,18 @@ class ServiceSettings:
             )
         if self.reload_interval_s < 0:
             raise ServiceConfigError(f"reload_interval_s must be >= 0, but got {self.reload_interval_s}")
-        if self.api_keys is None and not is_loopback(self.host):
+        if self.metrics not in ("off", "loopback", "key"):
+            raise ServiceConfigError(f"--metrics must be off, loopback or key, but got {self.metrics!r}")
+        if self.metrics == "key" and len(os.environ.get("HAYGRAPH_METRICS_KEY", "")) < 16:
+            raise ServiceConfigError(
+                "--metrics key needs a key of at least 16 characters in the environment variable "
+                "HAYGRAPH_METRICS_KEY (not on the command line, where other users of the host can read it)"
+            )
+        if self.auth not in ("keys", "oidc"):
+            raise ServiceConfigError(f"--auth must be keys or oidc, but got {self.auth!r}")
+        if (self.auth == "oidc") != (self.oidc_config is not None):
+            raise ServiceConfigError("--auth oidc and --oidc-config FILE go together (one names the other)")
+        if self.api_keys is None and self.auth == "keys" and not is_loopback(self.host):
             raise ServiceConfigError(
                 f"--host {self.host} would expose the service without authentication: without "
                 f"--api-keys it binds to {LOOPBACK_HOST} only (pass --api-keys FILE to serve other hosts)"

@@ -9,11 +9,15 @@ When the threads database fails under a running service (PostgreSQL stopped or r
 file locked by another process), `is_threads_error` recognises the failure: a turn is then answered
 without the thread (`turns`: status `degraded`, a note saying threads are unavailable) and a thread read
 is 503 `threads_unavailable`. The PostgreSQL pool checks each connection before use and waits at most
-`POOL_TIMEOUT_S` for one, so the service recovers by itself when the database is back.
+`POOL_TIMEOUT_S` for one, so the service recovers by itself when the database is back: a failed
+connection is retried for at most `RECONNECT_TIMEOUT_S` (the library's default, 300 s with a doubling
+delay, kept the pool waiting up to a minute after a long outage), then the next request starts afresh.
+`ping_threads` is the readiness probe.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -23,6 +27,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from haygraph.adapters.service.errors import ServiceConfigError, ThreadsUnavailableError
+from haygraph.adapters.service.metrics import set_database_up
 from haygraph.control import memory_checkpointer
 from haygraph.control.graph.checkpointers import state_serializer
 
@@ -34,6 +39,10 @@ POOL_TIMEOUT_S = 3.0
 """Longest wait for a PostgreSQL connection (the database down: the turn goes on without its thread)."""
 CONNECT_TIMEOUT_S = 3
 """Connect timeout of each PostgreSQL connection attempt."""
+RECONNECT_TIMEOUT_S = 2.0
+"""How long the pool retries one failed connection before giving up (the next request starts afresh)."""
+PING_TIMEOUT_S = 2.0
+"""Longest wait of the readiness probe for a connection."""
 
 
 def is_threads_error(exc: BaseException) -> bool:
@@ -97,9 +106,37 @@ def threads_unavailable() -> Iterator[None]:
         if not is_threads_error(exc):
             raise
         logger.warning("threads database failed: %s", " ".join(f"{type(exc).__name__}: {exc}".split()))
+        set_database_up("threads", False)
         raise ThreadsUnavailableError(
             "the threads database is unavailable right now; retry shortly (asks without thread_id are "
             "not affected)"
+        ) from exc
+
+
+async def ping_threads(saver: BaseCheckpointSaver[Any]) -> None:
+    """Run ``SELECT 1`` on the threads database when it is PostgreSQL (memory and SQLite: nothing to do).
+
+    Raises:
+        ThreadsUnavailableError: no connection within `PING_TIMEOUT_S`, or the query failed.
+
+    """
+    pool = getattr(saver, "conn", None)
+    try:
+        from psycopg_pool import AsyncConnectionPool
+    except ImportError:
+        return
+    if not isinstance(pool, AsyncConnectionPool):
+        return
+    try:
+        with threads_unavailable():
+            async with asyncio.timeout(PING_TIMEOUT_S + 1.0):  # a black-holed server cannot hang the probe
+                async with pool.connection(timeout=PING_TIMEOUT_S) as conn:
+                    await conn.execute("SELECT 1")
+    except TimeoutError as exc:
+        set_database_up("threads", False)
+        raise ThreadsUnavailableError(
+            f"the threads database did not answer within {PING_TIMEOUT_S + 1.0:g} s; retry shortly (asks "
+            "without thread_id are not affected)"
         ) from exc
 
 
@@ -121,6 +158,7 @@ async def open_checkpointer(threads_db: str | None) -> AsyncIterator[BaseCheckpo
             open=False,
             timeout=POOL_TIMEOUT_S,
             check=AsyncConnectionPool.check_connection,  # a connection broken by a restart is replaced
+            reconnect_timeout=RECONNECT_TIMEOUT_S,
             kwargs={
                 "autocommit": True,
                 "prepare_threshold": 0,

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from langgraph.types import Command
 
 from haygraph.adapters.service.errors import DeadlineExceededError, ServiceError, ShuttingDownError
+from haygraph.adapters.service.metrics import observe_turn, set_database_up
 from haygraph.adapters.service.streaming import AnswerTokens, answer_pieces, closing_text
 from haygraph.adapters.service.threads import is_threads_error
 from haygraph.control import Context, result_from_state
@@ -120,6 +121,7 @@ async def _without_thread(request: TurnRequest, exc: BaseException, timeout_s: f
     """Answer the turn on the graph without a checkpointer; the state, marked degraded with a note."""
     error = " ".join(f"{type(exc).__name__}: {exc}".split())[:160]
     logger.warning("threads database failed (thread %s): %s; answering without it", request.thread_key, error)
+    set_database_up("threads", False)
     inputs = {"question": request.inputs["question"]} if isinstance(request.inputs, dict) else {}
     state = dict(
         await _first_of(
@@ -195,7 +197,9 @@ async def ask_turn(request: TurnRequest) -> dict[str, Any]:
     finally:
         if request.runs is not None:
             request.runs.exit()
-    return explain_refusal(result_from_state(dict(state), (time.perf_counter() - start) * 1000.0), request)
+    result = explain_refusal(result_from_state(dict(state), (time.perf_counter() - start) * 1000.0), request)
+    observe_turn(result)
+    return result
 
 
 def explain_refusal(result: dict[str, Any], request: TurnRequest) -> dict[str, Any]:
@@ -244,6 +248,7 @@ async def _run_events(request: TurnRequest) -> AsyncIterator[TurnEvent]:
     result = explain_refusal(
         result_from_state(final or failed_state(), (time.perf_counter() - start) * 1000.0), request
     )
+    observe_turn(result)
     rest = closing_text(tokens.text, result["answer"]) if result["status"] != "rejected" else ""
     for piece in answer_pieces(rest):
         yield TurnEvent("token", {"text": piece})

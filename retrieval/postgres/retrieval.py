@@ -11,9 +11,16 @@ SQL conditions on ``meta``; the BM25 side reads its hits with the same SQL condi
 connection from a `psycopg_pool.ConnectionPool` instead of sharing the store's single connection and
 cursor. A service answers requests in several threads at once, and the shared cursor is not safe for
 that (one thread's `execute` replaces the rows another is fetching); the pool also checks a connection
-before lending it, so a restarted server is reconnected to by the next request, and a server that is
-down fails the request within `pool_timeout` seconds instead of hanging. The SQL and the conversion of
-rows to documents are the integration's own.
+before lending it, so a server that is down fails the request within the pool's timeout instead of
+hanging. The SQL and the conversion of rows to documents are the integration's own.
+
+Recovery after an outage: `psycopg_pool` retries a failed connection with a delay that doubles (1, 2, 4,
+... s) until `reconnect_timeout`, and while such retries hold every slot of the pool, requests wait for
+them instead of connecting. With the library's default (300 s) a 70 s outage left the pool waiting up to
+a minute after the server was back. The pools here give up a retry chain after `RECONNECT_TIMEOUT_S`
+(so the delay between attempts never exceeds about 1 s); the next request then starts a fresh chain whose
+first attempt is immediate. Requests succeed again within about a second of the server's return, however
+long it was away.
 """
 
 from __future__ import annotations
@@ -40,6 +47,10 @@ logger = logging.getLogger(__name__)
 
 POOL_SIZE = 4
 """Connections a process keeps per store for queries (a request holds one for one SQL statement)."""
+RECONNECT_TIMEOUT_S = 2.0
+"""How long the pool retries one failed connection before giving up (the next request starts afresh)."""
+PING_TIMEOUT_S = 2.0
+"""Longest wait of a readiness probe (`ping`) for a connection."""
 
 
 def pgvector_store(settings: StoreConfig, dimension: int, catalog: Any = None) -> Any:
@@ -183,12 +194,44 @@ def pool_for(settings: StoreConfig) -> Any:
                 timeout=min(float(settings.timeout), 3.0),
                 configure=partial(_configure, settings),
                 check=ConnectionPool.check_connection,
+                reconnect_timeout=RECONNECT_TIMEOUT_S,
                 open=False,
                 name=f"haygraph-{settings.collection}",
             )
             pool.open(wait=False)
             _POOLS[key] = pool
     return pool
+
+
+def ping(settings: StoreConfig, timeout: float = PING_TIMEOUT_S) -> None:
+    """Run ``SELECT 1`` on a connection of the query pool (the readiness probe; `timeout` for a connection).
+
+    Raises:
+        StoreError: PostgreSQL cannot be reached (no connection within `timeout`, or the query failed).
+
+    """
+    from psycopg_pool import PoolTimeout
+
+    pool = pool_for(settings)
+    try:
+        with connection.postgres_errors(settings), pool.connection(timeout=timeout) as conn:
+            conn.execute("SELECT 1").fetchone()
+    except PoolTimeout as exc:
+        raise StoreError(
+            f"{connection.describe(settings)}: no connection to PostgreSQL within {timeout:g} s; check that "
+            "the server is running"
+        ) from exc
+
+
+def pool_stats() -> dict[str, int]:
+    """The query pools' counters summed (`psycopg_pool`'s `get_stats` names: connections_num, ...)."""
+    totals: dict[str, int] = {}
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+    for pool in pools:
+        for name, value in pool.get_stats().items():
+            totals[name] = totals.get(name, 0) + int(value)
+    return totals
 
 
 def close_pools() -> None:
