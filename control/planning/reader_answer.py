@@ -89,7 +89,10 @@ def reader_answer(
 ) -> ExtractiveAnswer | None:
     """The answer from the best usable span: the unit holding it, ``[id]``; None without a span.
 
-    The span's value leads (``value — unit [id]``) when its margin is at least `lead_margin` (the
+    A span in a table gives the row the question names, as `narrowed_to_row` does in the question's own
+    language (`named_row`: the span's row if named, else the one named row): a span that starts in
+    "B1 | 120 EUR" and runs into the next row answers "停车场 B2 层每月多少钱？" with "B2 → 90 EUR". The
+    span's value leads (``value — unit [id]``) when its margin is at least `lead_margin` (the
     decision's fitted ``lead_margin``: below it the value is too often wrong to put first).
     """
     found = usable_span(reading, evidence)
@@ -98,6 +101,10 @@ def reader_answer(
     span, item = found
     value = readable_value(span.text) or " ".join(span.text.split())
     unit = holding_unit(item.text, span.start, span.end) or value
+    at = named_row(question, item.text, span.start)
+    if at is not None and not _holds(item.text, at, span.start):
+        # the question names another row of the span's table: that row, its last cell the value
+        unit, value = table_row_at(item.text, at) or unit, _cells(item.text, at)[-1]
     if span.margin < lead_margin or len(value) >= NEARLY_ALL * len(unit):
         text = unit
     else:
@@ -148,15 +155,11 @@ def narrowed_to_row(
     if found is None or found[1].id not in picked.evidence_ids:
         return picked
     span, item = found
-    if table_row_at(item.text, span.start) is None:
+    at = named_row(question, item.text, span.start)
+    row = table_row_at(item.text, at) if at is not None else None
+    if at is None or row is None:
         return picked
-    named = [at for at in _table_rows(item.text, span.start) if _names_row(question, item.text, at)]
-    own = [at for at in named if at <= span.start < item.text.find("\n", at) % (len(item.text) + 1)]
-    chosen = own or (named if len(named) == 1 else [])
-    row = table_row_at(item.text, chosen[0]) if chosen else None
-    if row is None:
-        return picked
-    value = _cells(item.text, chosen[0])[-1]
+    value = _cells(item.text, at)[-1]
     units = [row if unit != row and value in unit and len(unit) > len(row) else unit for unit in picked.units]
     if units == picked.units:
         return picked
@@ -165,6 +168,26 @@ def narrowed_to_row(
         if old != new:
             answer = answer.replace(old, new, 1)
     return ExtractiveAnswer(answer=answer, evidence_ids=picked.evidence_ids, units=units)
+
+
+def named_row(question: str, text: str, offset: int) -> int | None:
+    """The offset of the row the question names in the table of `text` holding `offset`, else None.
+
+    The row holding `offset` (the reader's span) when `question` names it by its first cell ("B2"),
+    else the one row of that table the question names; None outside a table, or with no named row or
+    several.
+    """
+    if table_row_at(text, offset) is None:
+        return None
+    named = [at for at in _table_rows(text, offset) if _names_row(question, text, at)]
+    own = [at for at in named if _holds(text, at, offset)]
+    chosen = own or (named if len(named) == 1 else [])
+    return chosen[0] if chosen else None
+
+
+def _holds(text: str, row: int, offset: int) -> bool:
+    """Whether the line of `text` starting at `row` holds character `offset`."""
+    return row <= offset < text.find("\n", row) % (len(text) + 1)
 
 
 def _table_rows(text: str, offset: int) -> list[int]:

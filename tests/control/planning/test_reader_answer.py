@@ -167,6 +167,16 @@ class TestLeadAndRows:
         )
         assert sibling is not None and "90 EUR" in sibling.answer and "120 EUR" not in sibling.answer
 
+    def test_across_languages_a_span_running_into_the_named_row_answers_with_that_row(self):
+        item = ev("fees", TABLE)
+        across = Reading(spans=[span(item, "120 EUR |\n| B2 | 90 EUR", margin=8.6)])
+        got = reader_answer("停车场 B2 层每月多少钱？", across, [item], lead_margin=1.0)
+        assert got is not None and got.answer.startswith("90 EUR — Level B2") and "120 EUR" not in got.answer
+        assert "英文" in got.answer
+        # no row named: the row the span starts in, as before
+        plain = reader_answer("停车场每月多少钱？", across, [item], lead_margin=99.0)
+        assert plain is not None and "120 EUR" in plain.answer and "90 EUR" not in plain.answer
+
 
 def test_answers_across_only_when_the_best_span_is_in_the_other_language() -> None:
     from haygraph.control.planning.reader_answer import answers_across
