@@ -179,7 +179,13 @@ class KnowledgeWriter:
                 }
             }
             del stored
-            directories = [Path(p).expanduser() for p in sources if Path(p).expanduser().is_dir()]
+            # a folder's and an archive's sources are mirrored: those no longer in it are removed
+            directories = [
+                Path(p).expanduser()
+                for p in sources
+                if Path(p).expanduser().is_dir()
+                or (Path(p).suffix.lower() == ".zip" and Path(p).expanduser().is_file())
+            ]
             sync = (directories, tenant) if delete_missing and directories else None
             return self._run_indexing(pipe, [data], save, sync=sync)
 

@@ -346,8 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
         "index",
         help="index files, directories, websites (http(s) URL) or a BEIR corpus.jsonl",
         description=(
-            "Index files (.md .markdown .txt .html .htm .pdf .csv, and .docx .pptx .xlsx with the formats "
-            "extra), directories of them, websites (an http:// or https:// URL: a page, a sitemap or a site "
+            "Index files (.md .markdown .txt .html .htm .pdf .rst .eml .epub .odt .ods .odp .csv, .zip "
+            "archives of them, and .docx .pptx .xlsx with the formats extra), directories of them, "
+            "websites (an http:// or https:// URL: a page, a sitemap or a site "
             "root; indexing it again re-syncs it) or a BEIR corpus.jsonl into a store."
         ),
     )
