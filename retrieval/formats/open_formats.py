@@ -11,7 +11,8 @@
 - **epub**: the chapters in the order of the book's spine (``META-INF/container.xml`` → the OPF
   package), each XHTML chapter through the HTML converter; one page per chapter.
 - **eml**: the standard library's `email` parser (policy ``default``): the subject as the heading,
-  ``From``/``To``/``Cc``/``Date`` lines, the plain-text body (else the HTML one, converted), then each
+  ``From``/``To``/``Cc``/``Date`` lines, the HTML body through the HTML converter (else the plain
+  one: an HTML body keeps the tables its plain-text twin loses), then each
   attachment converted by its own type under ``## Attachment: name`` (its headings one level down);
   attached messages are read the same way, three levels deep at most.
 - **rst**: docutils, the reference reStructuredText parser, renders HTML (file inclusion and raw
@@ -223,13 +224,13 @@ def odf_pages(path: Path) -> list[str]:
         for slide in body.iter(_q("draw:page")):
             out: list[str] = []
             frames = [f for f in slide if f.tag == _q("draw:frame")]
-            titles = [f for f in frames if f.get(_q("presentation:class")) == "title"]
-            for frame in titles:
+            title_frames = [f for f in frames if f.get(_q("presentation:class")) == "title"]
+            for frame in title_frames:
                 title = " ".join(_text(p) for p in frame.iter(_q("text:p")))
                 if title:
                     out.append(f"## {title}")
             for frame in frames:
-                if frame not in titles:
+                if frame not in title_frames:
                     _blocks(frame, out)
             pages.append("\n\n".join(out))
         return pages
@@ -285,7 +286,7 @@ def _message(message: EmailMessage, attachment: Callable[[str, bytes], str | Non
     header = [f"{name}: {message[name]}" for name in ("From", "To", "Cc", "Date") if message.get(name)]
     if header:
         out.append("\n".join(header))
-    body = message.get_body(preferencelist=("plain", "html"))
+    body = message.get_body(preferencelist=("html", "plain"))  # HTML keeps tables; a plain twin loses them
     if body is not None:
         content = body.get_content()
         text = html_to_markdown(content) if body.get_content_type() == "text/html" else str(content)
@@ -314,7 +315,7 @@ def _message(message: EmailMessage, attachment: Callable[[str, bytes], str | Non
 def rst_to_markdown(text: str) -> str:
     """Convert reStructuredText to Markdown (docutils HTML, then the HTML converter; no inclusion, no raw)."""
     try:
-        from docutils.core import publish_parts
+        from docutils.core import publish_parts  # type: ignore[import-untyped,unused-ignore]
     except ImportError as exc:  # pragma: no cover - docutils is a core dependency
         raise EmptyDocumentError("reading .rst needs docutils (pip install docutils)") from exc
     parts = publish_parts(

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from haygraph.eval.formats_protocol import FORMATS, FORMATS_DIR, formats_protocols, formats_table
+from haygraph.eval.formats_protocol import (
+    FORMATS,
+    FORMATS_DIR,
+    formats_protocols,
+    formats_table,
+    guide_source,
+)
 from haygraph.retrieval.converters import MultiFormatConverter
 
 pytest.importorskip("docx")
@@ -44,7 +50,7 @@ class TestCommittedFiles:
             for case in CASES:
                 if fmt == "xlsx" and not case["tabular"]:
                     continue
-                text = texts["tables.xlsx" if fmt == "xlsx" else f"{case['guide']}.{fmt}"]
+                text = texts[guide_source(case["guide"], fmt)]
                 for answer in case["answer_contains"]:
                     fact = answer.split(": ")[-1]  # "Seats: 6" is a table cell: its value is the fact
                     assert _norm(fact) in _norm(text), (fmt, case["id"], answer)
@@ -66,6 +72,13 @@ class TestCommittedFiles:
             stem = name.removesuffix(".md")
             assert converted["docx"][f"{stem}.docx"].strip() == text.strip()
             assert converted["html"][f"{stem}.html"].strip() == text.strip()
+            for fmt in ("rst", "odt", "epub", "zip"):
+                assert converted[fmt][guide_source(stem, fmt)].strip() == text.strip(), fmt
+            mail = converted["eml"][f"{stem}.eml"]
+            title, body = text.split("\n\n", 1)
+            assert mail.startswith(title + "\n\nFrom: Office services") and mail.strip().endswith(
+                body.strip()
+            )
 
     def test_pdf_has_no_running_header_or_page_numbers(self, converted):
         for text in converted["pdf"].values():
