@@ -20,7 +20,7 @@ import logging
 import os
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from haygraph.retrieval.errors import (
     UnsupportedFileError,
 )
 from haygraph.retrieval.file_reading import MAX_FILE_BYTES, check_regular_file, read_regular_file
-from haygraph.retrieval.formats.archives import archive_members
+from haygraph.retrieval.formats.archives import archive_members, export_folders
 from haygraph.retrieval.formats.html import html_to_markdown
 from haygraph.retrieval.formats.markdown import strip_non_content
 from haygraph.retrieval.formats.open_formats import (
@@ -151,6 +151,8 @@ class _RunState:
     digests: dict[Path, str]
     unchanged: list[str]
     skipped: list[str]
+    folders: dict[Path, list[str]] = field(default_factory=dict)
+    """An archive member's folders inside the archive (an export's page hierarchy), by member."""
 
 
 @component
@@ -298,6 +300,7 @@ class MultiFormatConverter:
                     "title": _title(text, path),
                     **({"page_starts": starts} if starts else {}),
                     **({"source_hash": digests[path]} if path in digests else {}),
+                    **({"heading_prefix": state.folders[path]} if state.folders.get(path) else {}),
                 },
             )
             for path, (text, starts, source_id) in converted.items()
@@ -345,6 +348,7 @@ class MultiFormatConverter:
                 continue
             state.converted[inner] = (text, starts, member_id)
             state.digests[inner] = digest
+            state.folders[inner] = export_folders(member.path)
 
     def _convert_member(self, inner: Path, data: bytes) -> tuple[str, list[int] | None]:
         """`_convert` for bytes that are not a file of their own (PDF and office readers get a copy)."""

@@ -19,13 +19,14 @@ Nothing is written to disk here: members are read into memory, each up to the co
 from __future__ import annotations
 
 import io
+import re
 import stat
 import zipfile
 from dataclasses import dataclass
 
 from haygraph.retrieval.errors import UnreadableFileError
 
-__all__ = ["MAX_MEMBERS", "MAX_NESTING", "MAX_UNPACKED_BYTES", "Member", "archive_members"]
+__all__ = ["MAX_MEMBERS", "MAX_NESTING", "MAX_UNPACKED_BYTES", "Member", "archive_members", "export_folders"]
 
 MAX_MEMBERS = 10_000
 """Most entries an archive (nested ones included) may hold."""
@@ -35,6 +36,19 @@ MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 
 MAX_NESTING = 2
 """Archives inside an archive are read this many levels deep (``a.zip/b.zip/c.md`` is level 1)."""
+
+
+_NOTION_ID = re.compile(r"\s+[0-9a-f]{32}$")
+
+
+def export_folders(path: str) -> list[str]:
+    """The folders of a member path as page titles: an export's hierarchy (``Space/Parent/page.md``).
+
+    Notion names a page's folder ``Title <32 hex digits>``: the id is dropped; a nested archive's
+    name (``old.zip``) is not a title and is left out.
+    """
+    folders = path.split("/")[:-1]
+    return [_NOTION_ID.sub("", f).strip() for f in folders if f and not f.lower().endswith(".zip")]
 
 
 @dataclass(frozen=True)

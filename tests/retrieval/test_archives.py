@@ -14,7 +14,7 @@ import pytest
 
 from haygraph.retrieval.converters import MultiFormatConverter
 from haygraph.retrieval.embedding_cache import CachedDocumentEmbedder
-from haygraph.retrieval.errors import UnreadableFileError
+from haygraph.retrieval.errors import InputError, UnreadableFileError
 from haygraph.retrieval.formats import archives
 from haygraph.retrieval.knowledge_base import KnowledgeBase
 from tests.retrieval.store_helpers import fake_warm_up
@@ -164,3 +164,26 @@ def test_reindexing_an_archive_keeps_unchanged_members_and_removes_vanished_ones
     assert (again.sources, again.unchanged, again.removed_sources) == (1, 1, ["export.zip/c.md"])
     assert {d.meta["source_id"] for d in kb.store.documents} == {"export.zip/a.md", "export.zip/b.md"}
     assert kb.search("Beta edited", config="bm25").hits[0].source == "export.zip/b.md"
+
+
+def test_an_exports_page_hierarchy_becomes_the_heading_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(CachedDocumentEmbedder, "warm_up", fake_warm_up)
+    notion = "Team Wiki 0123456789abcdef0123456789abcdef"
+    path = write_zip(
+        tmp_path / "export.zip",
+        {
+            "Space/Child/Page.md": "# Child page\n\n## Rules\n\nThe quorum is seven members.",
+            f"{notion}/Travel.md": "# Travel\n\nBook trains two weeks ahead.",
+            "top.md": "# Top\n\nTop-level page.",
+        },
+    )
+    kb = KnowledgeBase(store_dir=tmp_path / "store")
+    kb.index(path)
+    paths = {d.meta["source_id"]: d.meta["heading_path"] for d in kb.store.documents}
+    assert paths["export.zip/Space/Child/Page.md"] == ["Space", "Child", "Child page", "Rules"]
+    assert paths[f"export.zip/{notion}/Travel.md"] == ["Team Wiki", "Travel"]
+    assert paths["export.zip/top.md"] == ["Top"]
+    with pytest.raises(InputError, match="heading_prefix"):
+        kb.index(path, meta={"heading_prefix": ["x"]})
