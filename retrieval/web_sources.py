@@ -606,12 +606,6 @@ class _Crawl:
         queue: deque[tuple[str, int]]
         if sitemap_pages is not None:
             queue = deque((u, 0) for u in sitemap_pages)
-            listed = set(sitemap_pages)
-            for source_id in self.known:
-                if source_id not in listed:
-                    self.result.vanished[source_id] = "gone from the sitemap"
-                    self.done.add(source_id)
-                    self.event(source_id, "vanished", "gone from the sitemap")
         else:
             queue = deque([(self.start, 0)])
             queue.extend((u, self.settings.max_depth) for u in self.known if u != self.start)
@@ -633,6 +627,13 @@ class _Crawl:
                     if link not in queued and self.in_scope(link):
                         queued.add(link)
                         queue.append((link, depth + 1))
+        if sitemap_pages is not None:
+            # stored pages the sitemap no longer lists and no listed URL led to (by a redirect or a
+            # canonical link) are gone
+            for source_id in self.known:
+                if source_id not in queued and source_id not in self.done:
+                    self.result.vanished[source_id] = "gone from the sitemap"
+                    self.event(source_id, "vanished", "gone from the sitemap")
 
     def page(self, url: str) -> list[str]:
         """Fetch one page, record what happened to it; return the links to follow."""
@@ -691,6 +692,9 @@ class _Crawl:
                 self.skip(url, "the page asks not to be indexed (<meta name=robots content=noindex>)")
                 return links
         self.done.add(url)
+        if url in self.known and source_id != url:  # a stored page now redirects or names another URL
+            self.result.vanished[url] = f"moved to {source_id}"
+            self.event(url, "vanished", f"moved to {source_id}")
         if source_id in self.done and source_id != url:
             self.skip(url, f"same page as {source_id}")
             return links

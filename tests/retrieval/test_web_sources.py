@@ -435,6 +435,24 @@ def test_resync_changes_exactly_the_edited_deleted_and_added_pages(
     texts = " ".join(d.content or "" for d in kb.store.documents)
     assert "twenty-one" in texts and "fourteen" not in texts and "fax" not in texts
 
+    # a page that moved (a redirect on the same site) is indexed at its new URL, the old one removed
+    server.routes["/docs/moved.html"] = pages["plain"]
+    server.routes["/docs/plain.html"] = (301, {"Location": "/docs/moved.html"}, b"")
+    listed[listed.index("plain")] = "moved"
+    moved = kb.index_site(f"{b}/", settings=FAST, meta={"tenant": "acme"})
+    assert moved.new == [f"{b}/docs/moved.html"]
+    assert moved.removed == {f"{b}/docs/plain.html": "gone from the sitemap"}
+    listed[listed.index("moved")] = "plain"  # the sitemap lags: it still lists the old URL
+    del server.routes["/docs/moved.html"]
+    kb.index_site(f"{b}/", settings=FAST, meta={"tenant": "acme"})  # plain.html: 404 now, removed
+    server.routes["/docs/moved.html"] = pages["plain"]
+    server.routes["/docs/plain.html"] = pages["plain"]
+    kb.index_site(f"{b}/", settings=FAST, meta={"tenant": "acme"})
+    server.routes["/docs/plain.html"] = (301, {"Location": "/docs/moved.html"}, b"")
+    lagging = kb.index_site(f"{b}/", settings=FAST, meta={"tenant": "acme"})
+    assert lagging.removed == {f"{b}/docs/plain.html": f"moved to {b}/docs/moved.html"}
+    assert lagging.new == [f"{b}/docs/moved.html"]
+
     # a page that fails is listed and its stored copy kept
     server.routes["/docs/etag.html"] = (500, {"Content-Type": "text/plain"}, b"oops")
     failing = kb.index_site(f"{b}/", settings=FAST, meta={"tenant": "acme"})
