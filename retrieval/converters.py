@@ -166,7 +166,8 @@ class MultiFormatConverter:
     folders, unsupported file types and links to folders inside a directory are not errors: they are
     listed in the ``skipped`` output as ``"path: reason"``.
 
-    Each document's meta holds ``source_id``, ``source`` (file name), ``file_path`` (resolved absolute
+    Each document's meta holds ``source_id``, ``source`` (the same id: one name for a source, as search
+    and ask show it), ``file_path`` (resolved absolute
     path: the file's identity), ``title`` (first heading, else file stem) and, for PDFs, slides and
     sheets, ``page_starts`` (each page's start offset in the text), plus the caller's ``meta``
     (which cannot override those four keys). Document ids are Haystack's defaults. The source id is
@@ -295,7 +296,7 @@ class MultiFormatConverter:
                 meta={
                     **(meta or {}),
                     "source_id": source_id,
-                    "source": path.name,
+                    "source": source_id,  # one name: what search and ask show (it was the file name)
                     "file_path": str(path),
                     "title": _title(text, path),
                     **({"page_starts": starts} if starts else {}),
