@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchmarks.bench_html_cleaning import FURNITURE, MAIN, _FURNITURE_PIECES, _PIECES, pieces, words
+from benchmarks.bench_html_cleaning import _FURNITURE_PIECES, _PIECES, FURNITURE, MAIN, pieces, words
 
 
 def _free_port() -> int:
@@ -55,7 +55,7 @@ def _serve(root: Path) -> tuple[subprocess.Popen[bytes], str]:
     base = f"http://127.0.0.1:{port}"
     for _ in range(100):
         try:
-            urllib.request.urlopen(base + "/", timeout=1).close()  # noqa: S310 (our own loopback server)
+            urllib.request.urlopen(base + "/", timeout=1).close()
             return process, base
         except OSError:
             time.sleep(0.1)
@@ -108,7 +108,8 @@ def _navigation(kb: Any, root: Path, base: str) -> dict[str, float]:
 def _print_site(label: str, report: Any) -> None:
     print(
         f"{label}: {len(report.new)} new, {len(report.changed)} changed, {len(report.unchanged)} unchanged "
-        f"({report.not_modified} answered 304), {len(report.removed)} removed, {len(report.skipped)} skipped, "
+        f"({report.not_modified} answered 304), {len(report.removed)} removed, "
+        f"{len(report.skipped)} skipped, "
         f"{len(report.failed)} failed; {report.requests} requests; crawl {report.crawl_seconds:.1f} s, "
         f"all {report.seconds:.1f} s"
     )
@@ -121,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", required=True, help="folder holding a saved copy of a documentation site")
-    parser.add_argument("--start", default="index.html", help="start path under the site (default index.html)")
+    parser.add_argument(
+        "--start", default="index.html", help="start path under the site (default index.html)"
+    )
     parser.add_argument("--max-pages", type=int, default=500)
     parser.add_argument("--store", help="store directory (default: a temporary one)")
     args = parser.parse_args(argv)

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from haystack import Document
 
@@ -41,7 +41,9 @@ from haygraph.retrieval.search_result import (
 )
 from haygraph.retrieval.store import EmbeddedDocumentStore
 from haygraph.retrieval.store_files import store_root
-from haygraph.retrieval.web_sources import CrawlSettings, PageEvent
+
+if TYPE_CHECKING:  # web_sources (urllib3) loads when a site is indexed, not with every search
+    from haygraph.retrieval.web_sources import CrawlSettings, PageEvent
 
 __all__ = [
     "MAX_QUERY_CHARS",
