@@ -1,14 +1,18 @@
-"""Write the formats protocol: the same facts as .md, .docx, .xlsx, .pptx, .pdf and .html, and its questions.
+"""Write the formats protocol: the same facts in eleven formats, and its questions.
 
     python -m benchmarks.make_formats_protocol [--set main|holdout] [--out DIR] [--cjk-font FILE]
 
+The formats: .md .docx .xlsx .pptx .pdf .html .rst .odt .epub .eml and a .zip export.
 Two guides — an English facilities guide and a Chinese one (行政服务指南) — are defined once below
 (`GUIDES`: sections of paragraphs and tables) and written in every format, each format the way
 people make such files: Word headings, lists and tables; one spreadsheet sheet per table (a title
 row above one table's header, a merged cell in another); one slide per section with its table;
 a PDF with a running header, "Page N of M" footers, ruled tables and a word hyphenated at a line
 end; an HTML page saved from a site, with a navigation bar, a cookie banner, a footer, scripts,
-styles and comments around the content. ``cases.jsonl`` holds the questions (`CASES`: English and
+styles and comments around the content; reStructuredText with ``list-table`` tables; OpenDocument
+text written from it by docutils' ODF writer; an EPUB 3 book with a chapter per section; a mail whose
+subject is the title, with an HTML body and a plain-text twin; a Notion-style export zip holding the
+page as Markdown. ``cases.jsonl`` holds the questions (`CASES`: English and
 Chinese, table cells and text), each with the strings a right answer holds and the other rows' values
 it must not quote; ``tabular`` cases are asked of the spreadsheet too (it holds only the tables).
 
@@ -29,6 +33,7 @@ import argparse
 import datetime
 import json
 import shutil
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -479,12 +484,26 @@ HOLDOUT_CASES = (
 SETS = {"main": (GUIDES, CASES), "holdout": (HOLDOUT_GUIDES, HOLDOUT_CASES)}
 """`--set`: the protocol (``eval/cases/formats/``) or its hold-out (``eval/cases/formats-holdout/``)."""
 
-FORMATS = ("md", "docx", "xlsx", "pptx", "pdf", "html")
+FORMATS = ("md", "docx", "xlsx", "pptx", "pdf", "html", "rst", "odt", "epub", "eml", "zip")
+
+_ZIP_TIME = (2026, 1, 5, 9, 0, 0)
+
+
+def markdown_text(guide: Guide) -> str:
+    """The guide as Markdown text (what `write_markdown` writes)."""
+    path_text: list[str] = []
+    _markdown_blocks(guide, path_text)
+    return "\n\n".join(path_text) + "\n"
 
 
 def write_markdown(guide: Guide, path: Path) -> None:
     """The guide as Markdown: the reference every other format is compared with."""
-    blocks = [f"# {guide.title}", guide.intro]
+    path.write_text(markdown_text(guide), encoding="utf-8")
+
+
+def _markdown_blocks(guide: Guide, blocks: list[str]) -> None:
+    """The Markdown blocks of the guide, appended to `blocks`."""
+    blocks.extend([f"# {guide.title}", guide.intro])
     for section in guide.sections:
         blocks.append(f"## {section.heading}")
         blocks.extend(section.paragraphs)
@@ -496,7 +515,6 @@ def write_markdown(guide: Guide, path: Path) -> None:
             lines += ["| " + " | ".join(row) + " |" for row in table.rows]
             blocks.append("\n".join(lines))
         blocks.extend(section.after)
-    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
 
 
 def write_docx(guide: Guide, path: Path) -> None:
@@ -736,6 +754,134 @@ office.</p><p><a href="/privacy">Privacy statement</a> <a href="/contact">Contac
     path.write_text(page, encoding="utf-8")
 
 
+def _section_html(section: Section, i: int) -> list[str]:
+    """One section as HTML blocks: its heading, paragraphs, list, table and the text after it."""
+    from html import escape
+
+    body = [f'<h2 id="s{i}">{escape(section.heading)}</h2>']
+    body.extend(f"<p>{escape(text)}</p>" for text in section.paragraphs)
+    if section.items:
+        body.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in section.items) + "</ul>")
+    if section.table is not None:
+        head = "".join(f"<th>{escape(h)}</th>" for h in section.table.header)
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>" for row in section.table.rows
+        )
+        body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+    body.extend(f"<p>{escape(text)}</p>" for text in section.after)
+    return body
+
+
+def rst_text(guide: Guide) -> str:
+    """The guide as reStructuredText: sections underlined, bullet lists, a ``list-table`` per table."""
+
+    def heading(text: str, mark: str) -> list[str]:
+        return [text, mark * (2 * len(text)), ""]  # wide (CJK) characters take two columns
+
+    lines = [*heading(guide.title, "="), guide.intro, ""]
+    for section in guide.sections:
+        lines += heading(section.heading, "-")
+        for text in section.paragraphs:
+            lines += [text, ""]
+        if section.items:
+            lines += [f"- {item}" for item in section.items] + [""]
+        if section.table is not None:
+            lines += [".. list-table::", "   :header-rows: 1", ""]
+            for row in (section.table.header, *section.table.rows):
+                lines += [f"   * - {row[0]}"] + [f"     - {value}" for value in row[1:]]
+            lines.append("")
+        for text in section.after:
+            lines += [text, ""]
+    return "\n".join(lines)
+
+
+def write_rst(guide: Guide, path: Path) -> None:
+    """The guide as reStructuredText (`rst_text`)."""
+    path.write_text(rst_text(guide), encoding="utf-8")
+
+
+def write_odt(guide: Guide, path: Path) -> None:
+    """The guide as OpenDocument text, written by docutils' ODF writer from `rst_text`."""
+    from docutils.core import publish_string  # type: ignore[import-untyped,unused-ignore]
+
+    data = publish_string(
+        source=rst_text(guide), writer="odf_odt", settings_overrides={"_disable_config": True}
+    )
+    path.write_bytes(data)
+
+
+def _zip_write(archive: zipfile.ZipFile, name: str, data: str | bytes, stored: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
+    info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+    archive.writestr(info, data)
+
+
+def write_epub(guide: Guide, path: Path) -> None:
+    """The guide as an EPUB 3 book: the title and introduction, then one XHTML chapter per section."""
+    from html import escape
+
+    def xhtml(body: list[str]) -> str:
+        return (
+            f'<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml" '
+            f'xml:lang="{guide.lang}"><head><title>{escape(guide.title)}</title></head><body>'
+            + "\n".join(body)
+            + "</body></html>"
+        )
+
+    chapters = [xhtml([f"<h1>{escape(guide.title)}</h1>", f"<p>{escape(guide.intro)}</p>"])]
+    chapters += [xhtml(_section_html(section, i)) for i, section in enumerate(guide.sections)]
+    manifest = "".join(
+        f'<item id="c{i}" href="text/c{i}.xhtml" media-type="application/xhtml+xml"/>'
+        for i in range(len(chapters))
+    )
+    spine = "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters)))
+    package = (
+        '<?xml version="1.0" encoding="utf-8"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" '
+        f'unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f'<dc:identifier id="id">haygraph-{guide.name}</dc:identifier>'
+        f"<dc:title>{escape(guide.title)}</dc:title>"
+        f"<dc:language>{guide.lang}</dc:language></metadata><manifest>{manifest}</manifest>"
+        f"<spine>{spine}</spine></package>"
+    )
+    container = (
+        '<?xml version="1.0"?><container version="1.0" '
+        'xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+        '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+        "</rootfiles></container>"
+    )
+    with zipfile.ZipFile(path, "w") as book:
+        _zip_write(book, "mimetype", "application/epub+zip", stored=True)
+        _zip_write(book, "META-INF/container.xml", container)
+        _zip_write(book, "OEBPS/content.opf", package)
+        for i, chapter in enumerate(chapters):
+            _zip_write(book, f"OEBPS/text/c{i}.xhtml", chapter)
+
+
+def write_eml(guide: Guide, path: Path) -> None:
+    """The guide as a mail: the title as its subject, the text as an HTML body with a plain-text twin."""
+    from email.message import EmailMessage
+    from email.utils import format_datetime
+    from html import escape
+
+    mail = EmailMessage()
+    mail["Subject"] = guide.title
+    mail["From"] = "Office services <office@example.com>"
+    mail["To"] = "all-staff@example.com"
+    mail["Date"] = format_datetime(FIXED_TIME.replace(tzinfo=datetime.UTC))
+    mail.set_content(markdown_text(guide).split("\n\n", 1)[1])  # the plain twin: the text below the title
+    body = [f"<p>{escape(guide.intro)}</p>"]
+    for i, section in enumerate(guide.sections):
+        body += _section_html(section, i)
+    mail.add_alternative("<html><body>" + "\n".join(body) + "</body></html>", subtype="html")
+    path.write_bytes(bytes(mail))
+
+
+def write_zip(guide: Guide, path: Path) -> None:
+    """The guide as a Notion-style export: a zip holding the page as Markdown."""
+    with zipfile.ZipFile(path, "w") as archive:
+        _zip_write(archive, f"{guide.name}.md", markdown_text(guide))
+
+
 def write_cases(path: Path, cases: tuple[Case, ...] = CASES) -> None:
     """``cases.jsonl``: one line per question (the fields `haygraph.eval.formats_protocol` reads)."""
     lines = [
@@ -779,6 +925,8 @@ def write_all(
                 write_pptx(guide, target)
             elif fmt == "html":
                 write_html(guide, target)
+            elif fmt in WRITERS:
+                WRITERS[fmt](guide, target)
             elif fmt == "pdf":
                 if cjk_font is None or not cjk_font.is_file():
                     raise SystemExit(
@@ -787,6 +935,9 @@ def write_all(
                     )
                 write_pdf(guide, target, cjk_font)
     write_cases(out / "cases.jsonl", cases)
+
+
+WRITERS = {"rst": write_rst, "odt": write_odt, "epub": write_epub, "eml": write_eml, "zip": write_zip}
 
 
 def main(argv: list[str] | None = None) -> int:

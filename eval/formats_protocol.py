@@ -1,8 +1,9 @@
-"""The formats protocol: one set of facts in six formats, every question asked of every format.
+"""The formats protocol: one set of facts in eleven formats, every question asked of every format.
 
 The files are written by ``benchmarks/make_formats_protocol.py`` into ``eval/cases/formats/``
 (`FORMATS_DIR`, installed with `haygraph.eval`): an English and a Chinese guide as ``md/``, ``docx/``,
-``pptx/``, ``pdf/`` and ``html/``, their tables as one workbook in ``xlsx/``, and ``cases.jsonl``
+``pptx/``, ``pdf/``, ``html/``, ``rst/``, ``odt/``, ``epub/``, ``eml/`` and ``zip/`` (an export holding
+the page), their tables as one workbook in ``xlsx/``, and ``cases.jsonl``
 (English and Chinese questions, table cells and text, each with the strings a right answer holds
 and, for a table row, the other rows' values it must not quote).
 
@@ -23,7 +24,7 @@ from haygraph.eval.errors import EvalError
 
 FORMATS_DIR = Path(__file__).resolve().parent / "cases" / "formats"
 """The protocol's files (written by ``benchmarks/make_formats_protocol.py``)."""
-FORMATS: tuple[str, ...] = ("md", "docx", "xlsx", "pptx", "pdf", "html")
+FORMATS: tuple[str, ...] = ("md", "docx", "xlsx", "pptx", "pdf", "html", "rst", "odt", "epub", "eml", "zip")
 """The formats, Markdown (the reference) first."""
 _TABLES_ONLY = frozenset({"xlsx"})
 
@@ -74,7 +75,16 @@ def formats_protocols(folder: Path = FORMATS_DIR, formats: tuple[str, ...] = FOR
 
 def _source(record: dict[str, Any], fmt: str) -> str:
     """The source id a case's answer must cite in `fmt`: its guide's file (the workbook for xlsx)."""
-    return "tables.xlsx" if fmt == "xlsx" else f"{record['guide']}.{fmt}"
+    return guide_source(str(record["guide"]), fmt)
+
+
+def guide_source(guide: str, fmt: str) -> str:
+    """The source id of `guide` in `fmt`: the workbook for xlsx, the page inside the export for zip."""
+    if fmt == "xlsx":
+        return "tables.xlsx"
+    if fmt == "zip":
+        return f"{guide}.zip/{guide}.md"
+    return f"{guide}.{fmt}"
 
 
 def formats_table(reports: dict[str, dict[str, Any]], mode: str = "hybrid") -> list[str]:

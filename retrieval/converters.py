@@ -19,6 +19,8 @@ import json
 import logging
 import os
 import re
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +36,33 @@ from haygraph.retrieval.errors import (
     UnsupportedFileError,
 )
 from haygraph.retrieval.file_reading import MAX_FILE_BYTES, check_regular_file, read_regular_file
+from haygraph.retrieval.formats.archives import archive_members, export_folders
 from haygraph.retrieval.formats.html import html_to_markdown
 from haygraph.retrieval.formats.markdown import strip_non_content
+from haygraph.retrieval.formats.open_formats import (
+    ODF_EXTENSIONS,
+    eml_to_markdown,
+    epub_chapters,
+    odf_pages,
+    rst_to_markdown,
+)
 from haygraph.retrieval.formats.pdf import pdf_pages
-from haygraph.retrieval.office_formats import OFFICE_EXTENSIONS, join_pages, read_office
+from haygraph.retrieval.office_formats import (
+    OFFICE_EXTENSIONS,
+    check_unpacked_size,
+    join_pages,
+    read_office,
+)
 
 __all__ = ["SUPPORTED_EXTENSIONS", "MultiFormatConverter", "html_to_markdown", "read_beir_corpus"]
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"} | OFFICE_EXTENSIONS)
+SUPPORTED_EXTENSIONS = frozenset(
+    {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".zip", ".epub", ".eml", ".rst"}
+    | OFFICE_EXTENSIONS
+    | ODF_EXTENSIONS
+)
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
 
@@ -117,11 +136,23 @@ def _extensions() -> str:
 
 def _title(text: str, path: Path) -> str:
     """Return the first Markdown heading of a converted text, else the file stem."""
-    if path.suffix.lower() in {".md", ".markdown", ".html", ".htm", ".docx"}:
+    if path.suffix.lower() in {".md", ".markdown", ".html", ".htm", ".docx", ".odt", ".rst", ".eml", ".epub"}:
         match = _HEADING_RE.search(text)
         if match:
             return match.group(1).strip()
     return path.stem
+
+
+@dataclass
+class _RunState:
+    """What one `MultiFormatConverter.run` has produced so far (archives add their members to it)."""
+
+    converted: dict[Path, tuple[str, list[int] | None, str]]
+    digests: dict[Path, str]
+    unchanged: list[str]
+    skipped: list[str]
+    folders: dict[Path, list[str]] = field(default_factory=dict)
+    """An archive member's folders inside the archive (an export's page hierarchy), by member."""
 
 
 @component
@@ -135,7 +166,8 @@ class MultiFormatConverter:
     folders, unsupported file types and links to folders inside a directory are not errors: they are
     listed in the ``skipped`` output as ``"path: reason"``.
 
-    Each document's meta holds ``source_id``, ``source`` (file name), ``file_path`` (resolved absolute
+    Each document's meta holds ``source_id``, ``source`` (the same id: one name for a source, as search
+    and ask show it), ``file_path`` (resolved absolute
     path: the file's identity), ``title`` (first heading, else file stem) and, for PDFs, slides and
     sheets, ``page_starts`` (each page's start offset in the text), plus the caller's ``meta``
     (which cannot override those four keys). Document ids are Haystack's defaults. The source id is
@@ -212,6 +244,7 @@ class MultiFormatConverter:
         taken: dict[str, str] = dict(known_sources or {})
         ids_by_path = {path: source_id for source_id, path in taken.items() if path}
         converted: dict[Path, tuple[str, list[int] | None, str]] = {}  # file -> (text, page starts, id)
+        state = _RunState(converted, digests, unchanged, skipped)
         for source in sources:
             try:
                 files, passed_over = _expand(source)
@@ -238,6 +271,9 @@ class MultiFormatConverter:
                     check_regular_file(path, self.max_file_bytes)  # a FIFO or a device is named as such
                     _check_type(path)
                     data = read_regular_file(path, self.max_file_bytes)  # never a FIFO, device or huge file
+                    if path.suffix.lower() == ".zip":
+                        self._archive(path, data, source_id, meta_key, hashes, ids_by_path, taken, state)
+                        continue
                     digest = hashlib.sha256(data + b"\x00" + meta_key).hexdigest()
                     if hashes.get(source_id) == digest:
                         unchanged.append(source_id)
@@ -260,16 +296,86 @@ class MultiFormatConverter:
                 meta={
                     **(meta or {}),
                     "source_id": source_id,
-                    "source": path.name,
+                    "source": source_id,  # one name: what search and ask show (it was the file name)
                     "file_path": str(path),
                     "title": _title(text, path),
                     **({"page_starts": starts} if starts else {}),
                     **({"source_hash": digests[path]} if path in digests else {}),
+                    **({"heading_prefix": state.folders[path]} if state.folders.get(path) else {}),
                 },
             )
             for path, (text, starts, source_id) in converted.items()
         ]
         return {"documents": documents, "skipped": skipped, "unchanged": unchanged}
+
+    def _archive(
+        self,
+        path: Path,
+        data: bytes,
+        archive_id: str,
+        meta_key: bytes,
+        hashes: dict[str, str],
+        ids_by_path: dict[str, str],
+        taken: dict[str, str],
+        state: _RunState,
+    ) -> None:
+        """Convert the members of a zip archive, each by its type (`formats.archives`), as sources.
+
+        A member's id is the archive's id and its path inside (``export.zip/guide/setup.html``) and its
+        ``file_path`` the archive's path joined with it, so a re-indexed archive's vanished members are
+        found like a folder's deleted files. A member that cannot be read is skipped and listed.
+        """
+        members, passed_over = archive_members(data, str(path), SUPPORTED_EXTENSIONS, self.max_file_bytes)
+        state.skipped.extend(note for note in passed_over if note not in state.skipped)
+        for member in members:
+            inner = path / member.path  # not a real file: the member's identity (its archive and place)
+            member_id = ids_by_path.get(str(inner), f"{archive_id}/{member.path}")
+            holder = taken.get(member_id)
+            if holder is not None and holder != str(inner):
+                state.skipped.append(
+                    f"{inner}: source id {member_id!r} is already used by {holder or 'another source'}"
+                )
+                continue
+            taken[member_id] = str(inner)
+            digest = hashlib.sha256(member.data + b"\x00" + meta_key).hexdigest()
+            if hashes.get(member_id) == digest:
+                state.unchanged.append(member_id)
+                continue
+            try:
+                text, starts = self._convert_member(inner, member.data)
+            except InputError as exc:
+                logger.warning("Skipping archive member: %s", exc)
+                state.skipped.append(str(exc))
+                continue
+            state.converted[inner] = (text, starts, member_id)
+            state.digests[inner] = digest
+            state.folders[inner] = export_folders(member.path)
+
+    def _convert_member(self, inner: Path, data: bytes) -> tuple[str, list[int] | None]:
+        """`_convert` for bytes that are not a file of their own (PDF and office readers get a copy)."""
+        with tempfile.TemporaryDirectory(prefix="haygraph-member-") as tmp:
+            copy = Path(tmp) / f"member{inner.suffix.lower()}"
+            copy.write_bytes(data)
+            try:
+                return self._convert(copy, data)
+            except InputError as exc:
+                raise type(exc)(str(exc).replace(str(copy), str(inner))) from exc
+
+    def _attachment(self, name: str, data: bytes) -> str | None:
+        """A mail attachment's text, converted by its type (None: unsupported, too large or unreadable)."""
+        suffix = Path(name).suffix.lower()
+        if (
+            suffix not in SUPPORTED_EXTENSIONS
+            or suffix in {".zip", ".eml"}
+            or len(data) > self.max_file_bytes
+        ):
+            return None
+        try:
+            text, _ = self._convert_member(Path(f"attachment{suffix}"), data)
+        except InputError as exc:
+            logger.info("attachment %r not read: %s", name, exc)
+            return None
+        return text
 
     def _skip_or_raise(self, exc: InputError, skipped: list[str], force: bool = False) -> None:
         if self.strict and not force:
@@ -293,6 +399,18 @@ class MultiFormatConverter:
             elif suffix in OFFICE_EXTENSIONS:
                 check_regular_file(path, self.max_file_bytes)
                 text, starts = read_office(path, self.encoding)
+            elif suffix in ODF_EXTENSIONS or suffix == ".epub":
+                check_regular_file(path, self.max_file_bytes)
+                check_unpacked_size(path)  # a zip bomb is refused before anything is unpacked
+                pages = odf_pages(path) if suffix in ODF_EXTENSIONS else epub_chapters(path)
+                if suffix == ".odt":
+                    text = pages[0] if pages else ""
+                else:
+                    text, starts = join_pages([_newlines(page) for page in pages])
+            elif suffix == ".eml":
+                text = eml_to_markdown(data, self._attachment)
+            elif suffix == ".rst":
+                text = rst_to_markdown(data.decode(self.encoding).lstrip("\ufeff"))
             else:
                 text = data.decode(self.encoding).lstrip("\ufeff")
         except UnicodeDecodeError as exc:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from haystack import Document, Pipeline
 
@@ -45,6 +45,9 @@ from haygraph.retrieval.sources import (
 )
 from haygraph.retrieval.store import EmbeddedDocumentStore, check_storable
 
+if TYPE_CHECKING:
+    from haygraph.retrieval.web_sources import CrawlSettings, PageEvent, PageState
+
 logger = logging.getLogger(__name__)
 
 
@@ -71,6 +74,33 @@ class IndexReport:
     unchanged: int = 0
     embedder: str = ""
     """The store's embedding model and backend, e.g. ``multilingual-e5-small (e5-multilingual)``."""
+
+
+@dataclass
+class SiteReport:
+    """What `KnowledgeBase.index_site` did to each page of a site.
+
+    `new`, `changed`, `unchanged` and `removed` are source ids (canonical URLs); `removed` maps each
+    vanished page to why (HTTP 404/410, gone from the sitemap, disallowed by robots.txt); `skipped` and
+    `failed` are ``"url: reason"`` lines (a failed page that was stored before is kept); `unchecked`
+    are stored pages the page limit left unvisited (kept). `index` is the indexing run of the new and
+    changed pages (None when there were none).
+    """
+
+    site: str
+    new: list[str]
+    changed: list[str]
+    unchanged: list[str]
+    removed: dict[str, str]
+    skipped: list[str]
+    failed: list[str]
+    unchecked: list[str]
+    requests: int
+    not_modified: int
+    crawl_seconds: float
+    seconds: float
+    total_documents: int
+    index: IndexReport | None = None
 
 
 @dataclass
@@ -149,9 +179,73 @@ class KnowledgeWriter:
                 }
             }
             del stored
-            directories = [Path(p).expanduser() for p in sources if Path(p).expanduser().is_dir()]
+            # a folder's and an archive's sources are mirrored: those no longer in it are removed
+            directories = [
+                Path(p).expanduser()
+                for p in sources
+                if Path(p).expanduser().is_dir()
+                or (Path(p).suffix.lower() == ".zip" and Path(p).expanduser().is_file())
+            ]
             sync = (directories, tenant) if delete_missing and directories else None
             return self._run_indexing(pipe, [data], save, sync=sync)
+
+    def index_site(
+        self,
+        url: str,
+        *,
+        settings: CrawlSettings | None = None,
+        meta: dict[str, Any] | None = None,
+        progress: bool = False,
+        save: bool = True,
+        on_page: Callable[[PageEvent], None] | None = None,
+    ) -> SiteReport:
+        """See `KnowledgeBase.index_site`."""
+        from haygraph.retrieval.web_sources import crawl_site, normalize_url
+
+        if not isinstance(url, str):
+            raise ArgumentError(f"url must be a string, but got {describe_value(url)}")
+        extra = check_extra_meta(meta)
+        tenant = extra.get("tenant")
+        site = normalize_url(url) if url.strip() else url
+        start = time.perf_counter()
+        with self.writing():  # the stored state of the site's pages, read under the lock
+            known = _known_pages(self.store.source_documents(tenant), tenant, site)
+        # the crawl runs without the lock (it may take minutes); its changes are applied under it
+        crawl = crawl_site(url, settings, known, extra, on_page)
+        gone = {(tenant, source_id) for source_id in crawl.vanished}
+        report: IndexReport | None = None
+        with self.writing():
+            self._prepare()
+            removed = self.store.delete_sources(gone) if gone else 0
+            if crawl.documents:
+                pipe = build_indexing_pipeline(
+                    self.config, self.store, from_files=False, progress_bar=progress
+                )
+                report = self._run_indexing(pipe, [{"cleaner": {"documents": crawl.documents}}], save)
+            elif removed:
+                self._build_bm25()
+                if self.store.path and (save or _saves_always(self.store)):
+                    self.store.save()
+                self.reader.forget_pipelines()
+            if removed:
+                logger.info("removed %d vanished page(s) of %s: %s", len(gone), site, sorted(crawl.vanished))
+            total = self.store.count_documents()
+        return SiteReport(
+            site=crawl.site,
+            new=crawl.new,
+            changed=crawl.changed,
+            unchanged=crawl.unchanged,
+            removed=dict(sorted(crawl.vanished.items())),
+            skipped=crawl.skipped,
+            failed=crawl.failed,
+            unchecked=crawl.unchecked,
+            requests=crawl.requests,
+            not_modified=crawl.not_modified,
+            crawl_seconds=crawl.seconds,
+            seconds=time.perf_counter() - start,
+            total_documents=total,
+            index=report,
+        )
 
     def index_documents(
         self, documents: Iterable[Document], *, progress: bool = False, save: bool = True
@@ -336,6 +430,27 @@ def _checked_batches(documents: Iterable[Any]) -> Iterator[list[Document]]:
         yield batch
     if not seen:
         raise EmptyCorpusError("no documents given to index")
+
+
+def _known_pages(documents: Iterable[Document], tenant: str | None, site: str) -> dict[str, PageState]:
+    """The stored pages of the crawl of `site` for `tenant`: ``{source id: PageState}``."""
+    from haygraph.retrieval.web_sources import PageState
+
+    pages: dict[str, PageState] = {}
+    for doc in documents:
+        key = source_key(doc)
+        if key[0] != tenant or key[1] in pages or doc.meta.get("site") != site:
+            continue
+        pages[key[1]] = PageState(
+            etag=_text_or_none(doc.meta.get("etag")),
+            last_modified=_text_or_none(doc.meta.get("last_modified")),
+            source_hash=_text_or_none(doc.meta.get("source_hash")),
+        )
+    return pages
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _saves_always(store: EmbeddedDocumentStore) -> bool:

@@ -18,14 +18,20 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from haystack import Document
 
 from haygraph.retrieval.config import QueryConfig, RetrievalConfig
 from haygraph.retrieval.errors import ArgumentError, describe_value
 from haygraph.retrieval.kb_reader import KnowledgeReader, QueryRunner, new_store, open_store
-from haygraph.retrieval.kb_writer import IndexReport, KnowledgeWriter, RemovalReport, run_pipeline
+from haygraph.retrieval.kb_writer import (
+    IndexReport,
+    KnowledgeWriter,
+    RemovalReport,
+    SiteReport,
+    run_pipeline,
+)
 from haygraph.retrieval.search_result import (
     MAX_QUERY_CHARS,
     Hit,
@@ -36,6 +42,9 @@ from haygraph.retrieval.search_result import (
 from haygraph.retrieval.store import EmbeddedDocumentStore
 from haygraph.retrieval.store_files import store_root
 
+if TYPE_CHECKING:  # web_sources (urllib3) loads when a site is indexed, not with every search
+    from haygraph.retrieval.web_sources import CrawlSettings, PageEvent
+
 __all__ = [
     "MAX_QUERY_CHARS",
     "Hit",
@@ -44,6 +53,7 @@ __all__ = [
     "QueryRunner",
     "RemovalReport",
     "SearchResult",
+    "SiteReport",
     "run_pipeline",
     "to_hit",
     "validate_query",
@@ -154,6 +164,36 @@ class KnowledgeBase:
             delete_missing=delete_missing,
             on_progress=on_progress,
             skip_unreadable=skip_unreadable,
+        )
+
+    def index_site(
+        self,
+        url: str,
+        *,
+        settings: CrawlSettings | None = None,
+        meta: dict[str, Any] | None = None,
+        progress: bool = False,
+        save: bool = True,
+        on_page: Callable[[PageEvent], None] | None = None,
+    ) -> SiteReport:
+        """Crawl a website (a page, a sitemap or a site root) and index its pages, or re-sync them.
+
+        Each page's source id is its canonical URL; robots.txt, the page and depth limits, the delay
+        between requests and the safety limits are `settings` (`haygraph.retrieval.web_sources`).
+        Indexing the same URL again re-syncs it: pages are asked for with their ETag/Last-Modified, a
+        304 or an equal content hash leaves a page alone, a changed page is re-indexed, and a page that
+        is gone (404/410, gone from the sitemap, now disallowed) is removed. A page that fails is listed
+        and a stored copy of it kept. The crawl runs without the writer lock; its changes are applied
+        under it.
+
+        :param url: ``http://`` or ``https://`` URL.
+        :param meta: Extra metadata for every page, e.g. ``{"tenant": "acme"}``.
+        :param on_page: Called with a `PageEvent` after each page (progress).
+        :raises UrlRefusedError: Not an http(s) URL, or a loopback/private host not allowed.
+        :raises WebSourceError: The site's robots.txt cannot be read (5xx, no answer).
+        """
+        return self._writer.index_site(
+            url, settings=settings, meta=meta, progress=progress, save=save, on_page=on_page
         )
 
     def index_documents(

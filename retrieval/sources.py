@@ -24,7 +24,19 @@ SourceKey = tuple[str | None, str]
 ANY_TENANT: Any = object()
 """`source_documents(ANY_TENANT)` (the default): the sources of every tenant."""
 
-RESERVED_META = frozenset({"source_id", "source", "file_path", "title", "content_hash", "heading_path"})
+RESERVED_META = frozenset(
+    {
+        "source_id",
+        "source",
+        "file_path",
+        "title",
+        "content_hash",
+        "heading_path",
+        "heading_prefix",
+        "site",
+        "url",
+    }
+)
 """Meta keys set by indexing itself; extra meta given to `KnowledgeBase.index` may not set them."""
 
 

@@ -382,13 +382,15 @@ class StructuredSplitter:
                 logger.warning("Document %s has no text content; it produces no chunks.", doc.id)
                 continue
             source_id = doc.meta.get("source_id", doc.id)
+            # an archive member's folders (an export's page hierarchy) come before its own headings
+            prefix = [str(p) for p in doc.meta.get("heading_prefix") or [] if str(p)]
             for index, pieces in enumerate(self._split_text(doc.content)):
                 content = _render(pieces)
                 meta = copy.deepcopy(doc.meta)
                 meta.update(
                     source_id=source_id,
                     chunk_index=index,
-                    heading_path=_heading_path(pieces),
+                    heading_path=[*prefix, *_heading_path(pieces)],
                     language=detect_language(content),
                 )
                 chunks.append(Document(content=content, meta=meta))

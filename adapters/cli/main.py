@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -127,15 +128,26 @@ def cmd_index(args: argparse.Namespace) -> int:
             from haygraph.retrieval.store import EmbeddedDocumentStore
 
             kb.store = EmbeddedDocumentStore.load(store)
-    beir = [p for p in args.paths if str(p).endswith(".jsonl")]
-    files = [p for p in args.paths if not str(p).endswith(".jsonl")]
+    urls, paths = _split_urls(args.paths)
+    beir = [p for p in paths if str(p).endswith(".jsonl")]
+    files = [p for p in paths if not str(p).endswith(".jsonl")]
     progress = not args.no_progress
     reports = []
-    with kb.writing():  # one writer lock for the whole command (another writer waits, see docs/stores.md)
-        for corpus in beir:
-            reports.append(kb.index_beir(corpus, progress=progress, save=not files, meta=meta))
-        if files:
-            reports.append(kb.index(files, progress=progress, meta=meta, delete_missing=not args.no_delete))
+    if beir or files:
+        with kb.writing():  # one writer lock for all files (another writer waits, see docs/stores.md)
+            for corpus in beir:
+                reports.append(kb.index_beir(corpus, progress=progress, save=not files, meta=meta))
+            if files:
+                reports.append(
+                    kb.index(files, progress=progress, meta=meta, delete_missing=not args.no_delete)
+                )
+    for url in urls:  # a crawl holds the writer lock only to read the site's pages and to apply changes
+        site = kb.index_site(
+            url, settings=_crawl_settings(args), meta=meta, progress=progress, on_page=_print_page
+        )
+        _print_site(site, store)
+        if site.index is not None:
+            reports.append(site.index)
     for rep in reports:
         print(
             f"indexed {rep.sources} source(s) -> {rep.chunks} chunk(s) "
@@ -152,6 +164,69 @@ def cmd_index(args: argparse.Namespace) -> int:
             print(f"skipped {note}")
     _prepare_query_model(kb)
     return 0
+
+
+_URL_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
+
+
+def _split_urls(arguments: Sequence[str]) -> tuple[list[str], list[str]]:
+    """`index`'s arguments as (http(s) URLs, paths); another scheme or a mangled URL is an error."""
+    from haygraph.retrieval.web_sources import is_url
+
+    urls: list[str] = []
+    paths: list[str] = []
+    for argument in arguments:
+        if is_url(argument):
+            urls.append(argument.strip())
+        elif _URL_LIKE.match(argument) and not Path(argument).exists():
+            scheme = argument.split(":", 1)[0].lower()
+            hint = (
+                f" (write {scheme}://host/path)"
+                if scheme in {"http", "https"}
+                else "; only http:// and https://"
+            )
+            raise ValueError(f"{argument!r} is not a URL that can be indexed{hint}")
+        else:
+            paths.append(argument)
+    return urls, paths
+
+
+def _crawl_settings(args: argparse.Namespace) -> Any:
+    from haygraph.retrieval.web_sources import CrawlSettings
+
+    return CrawlSettings(
+        max_pages=args.max_pages,
+        max_depth=args.max_depth,
+        delay=args.delay,
+        timeout=args.timeout,
+        max_page_bytes=int(args.max_page_mb * 1024 * 1024),
+        allow_private_hosts=True if args.allow_private_hosts else None,
+    )
+
+
+def _print_page(event: Any) -> None:
+    """One progress line per page on stderr: ``[12/500] new https://...``."""
+    detail = f" ({event.detail})" if event.detail else ""
+    print(f"[{event.done}/{event.limit}] {event.status} {event.url}{detail}", file=sys.stderr, flush=True)
+
+
+def _print_site(site: Any, store: Path | str) -> None:
+    """The re-sync report of one site: counts, then every removed, skipped and failed page."""
+    print(
+        f"site {site.site}: {len(site.new)} new, {len(site.changed)} changed, "
+        f"{len(site.unchanged)} unchanged "
+        f"({site.not_modified} not modified), {len(site.removed)} removed, {len(site.skipped)} skipped, "
+        f"{len(site.failed)} failed; {site.requests} request(s) in {site.crawl_seconds:.1f}s, "
+        f"{site.seconds:.1f}s in all; store {store} holds {site.total_documents} chunk(s)"
+    )
+    for url, why in site.removed.items():
+        print(f"removed {url}: {why}")
+    for note in site.skipped:
+        print(f"skipped {note}")
+    for note in site.failed:
+        print(f"failed {note}")
+    if site.unchecked:
+        print(f"{len(site.unchecked)} stored page(s) not checked (page limit reached); kept")
 
 
 def _prepare_query_model(kb: Any) -> None:
@@ -229,6 +304,35 @@ def _add_global_flags(parser: argparse.ArgumentParser, *, on_command: bool) -> N
     )
 
 
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def _non_negative_int(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def _seconds(low: float, high: float) -> Any:
+    """An argparse type: a number from `low` to `high`."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be a number from {low:g} to {high:g}, got {text!r}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `haygraph` command (imports no model or pipeline code)."""
     parser = OneLineErrorParser(
@@ -238,8 +342,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_global_flags(parser, on_command=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("index", help="index files/directories (.md .txt .html) or a BEIR corpus.jsonl")
-    p.add_argument("paths", nargs="+", help="files, directories, or corpus.jsonl files")
+    p = sub.add_parser(
+        "index",
+        help="index files, directories, websites (http(s) URL) or a BEIR corpus.jsonl",
+        description=(
+            "Index files (.md .markdown .txt .html .htm .pdf .rst .eml .epub .odt .ods .odp .csv, .zip "
+            "archives of them, and .docx .pptx .xlsx with the formats extra), directories of them, "
+            "websites (an http:// or https:// URL: a page, a sitemap or a site "
+            "root; indexing it again re-syncs it) or a BEIR corpus.jsonl into a store."
+        ),
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="SOURCE",
+        help="files, directories, http(s) URLs (page, sitemap or site root) or corpus.jsonl files",
+    )
     p.add_argument(
         "--store",
         help="store directory (created or updated); not needed if --config names a PostgreSQL or Qdrant one",
@@ -256,6 +374,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-delete",
         action="store_true",
         help="keep sources whose files are gone from an indexed directory (default: remove them)",
+    )
+    web = p.add_argument_group("websites (URL sources)")
+    web.add_argument(
+        "--max-pages", type=_positive_int, default=500, help="pages fetched at most (default 500)"
+    )
+    web.add_argument(
+        "--max-depth",
+        type=_non_negative_int,
+        default=10,
+        help="links followed from the start page (default 10)",
+    )
+    web.add_argument(
+        "--delay",
+        type=_seconds(0, 60),
+        default=0.5,
+        help="seconds between requests to the site, raised to robots.txt's Crawl-delay (default 0.5)",
+    )
+    web.add_argument(
+        "--timeout", type=_seconds(0.001, 600), default=20.0, help="seconds allowed per page (default 20)"
+    )
+    web.add_argument(
+        "--max-page-mb",
+        type=_seconds(0.001, 1024),
+        default=10.0,
+        help="largest page read, in MiB (default 10)",
+    )
+    web.add_argument(
+        "--allow-private-hosts",
+        action="store_true",
+        help="allow loopback and private addresses (also HAYGRAPH_ALLOW_PRIVATE_HOSTS=1); refused by default",
     )
     p.set_defaults(func=cmd_index)
 

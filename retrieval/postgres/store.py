@@ -530,13 +530,14 @@ class PostgresStore(EmbeddedDocumentStore):
             params = [] if tenant is None else [tenant]
         query = sql.SQL(
             "SELECT DISTINCT ON (meta->>'tenant', meta->>'source_id') id, meta->'tenant', "
-            "meta->>'source_id', meta->>'file_path', meta->>'source_hash', meta->>'source', meta->>'title' "
+            "meta->>'source_id', meta->>'file_path', meta->>'source_hash', meta->>'source', meta->>'title', "
+            "meta->>'site', meta->>'etag', meta->>'last_modified' "
             "FROM {} WHERE " + condition + " ORDER BY meta->>'tenant', meta->>'source_id', docno"
         ).format(self._table())
         with self._reading() as conn:
             rows = conn.execute(query, tuple(params)).fetchall()
         docs = []
-        for doc_id, tenant_value, source_id, file_path, digest, source, title in rows:
+        for doc_id, tenant_value, source_id, file_path, digest, source, title, site, etag, modified in rows:
             meta: dict[str, Any] = {"source_id": source_id}
             for key, value in (
                 ("tenant", tenant_value),
@@ -544,6 +545,9 @@ class PostgresStore(EmbeddedDocumentStore):
                 ("source_hash", digest),
                 ("source", source),
                 ("title", title),
+                ("site", site),  # a web page: the crawl it came from, and its conditional-request headers
+                ("etag", etag),
+                ("last_modified", modified),
             ):
                 if value is not None:
                     meta[key] = value

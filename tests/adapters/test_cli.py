@@ -242,7 +242,7 @@ class TestErrors:
     @pytest.mark.parametrize(
         ("name", "content", "message"),
         [
-            ("data.odt", b"PK\x03\x04", "unsupported file type '.odt'"),
+            ("data.rtf", b"{\\rtf1}", "unsupported file type '.rtf'"),
             ("data.xlsx", b"PK\x03\x04", "data.xlsx: the file is corrupt"),
             ("locked.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 64, "password-protected"),
             ("empty.md", b"  \n\n", "no text content"),

@@ -51,7 +51,7 @@ class TestIndexAndRemoveOptions:
         (root / "sub").mkdir(parents=True)
         (root / "sub" / "travel.md").write_text("# Travel\n\nBook flights in TripDesk two weeks ahead.\n")
         (root / "pets.md").write_text("# Pets\n\nDogs may come to the office on Fridays.\n")
-        (root / "budget.odt").write_bytes(b"PK\x03\x04")
+        (root / "budget.rtf").write_bytes(b"PK\x03\x04")
         return root
 
     def test_meta_tenant_and_skipped_files_are_printed(
@@ -61,7 +61,7 @@ class TestIndexAndRemoveOptions:
         args = ["index", str(docs), "--store", str(store), "--no-progress", "--meta", "tenant=acme"]
         assert main([*args, "--meta", "team=hr"]) == 0
         out = capsys.readouterr().out
-        assert f"skipped {docs / 'budget.odt'}: unsupported file type '.odt'" in out
+        assert f"skipped {docs / 'budget.rtf'}: unsupported file type '.rtf'" in out
         assert _sources(store) == {"sub/travel.md": "acme", "pets.md": "acme"}
         assert {d.meta["team"] for d in EmbeddedDocumentStore.load(store).documents} == {"hr"}
 

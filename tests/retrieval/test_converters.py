@@ -488,3 +488,16 @@ def _pdf_without_text() -> bytes:
     pdf.add_page()
     pdf.rect(20, 20, 100, 60, style="F")
     return bytes(pdf.output())
+
+
+def test_source_and_source_id_are_one_name(tmp_path: Path) -> None:
+    """``meta["source"]`` is the source id (it was the bare file name: two alike names were ambiguous)."""
+    (tmp_path / "hr").mkdir()
+    (tmp_path / "it").mkdir()
+    (tmp_path / "hr" / "policy.md").write_text("# HR policy\n\nLeave rules.", encoding="utf-8")
+    (tmp_path / "it" / "policy.md").write_text("# IT policy\n\nLaptop rules.", encoding="utf-8")
+    docs = MultiFormatConverter().run(sources=[tmp_path])["documents"]
+    assert sorted((d.meta["source_id"], d.meta["source"]) for d in docs) == [
+        ("hr/policy.md", "hr/policy.md"),
+        ("it/policy.md", "it/policy.md"),
+    ]

@@ -190,12 +190,12 @@ class TestDirectorySync:
 
     def test_unsupported_files_are_reported(self, tmp_path, docs):
         # regression: unsupported files in a folder were skipped without a word
-        (docs / "budget.odt").write_bytes(b"PK\x03\x04")
+        (docs / "budget.rtf").write_bytes(b"PK\x03\x04")
         (docs / ".draft.md").write_text("# Draft\n\nnot ready")
         (docs / "broken.xlsx").write_bytes(b"PK\x03\x04")  # supported, but corrupt
         report = KnowledgeBase(store_dir=tmp_path / "kb").index([docs])
         assert report.sources == 3 and len(report.skipped) == 3
-        assert "budget.odt: unsupported file type '.odt'" in report.skipped[1]
+        assert "budget.rtf: unsupported file type '.rtf'" in report.skipped[1]
         assert ".draft.md: hidden file" in report.skipped[0]
         assert "broken.xlsx: the file is corrupt" in report.skipped[2]
 

@@ -204,9 +204,9 @@ class TestKnowledgeBase:
             KnowledgeBase.open(broken)
 
     def test_unsupported_file(self, config, tmp_path):
-        bad = tmp_path / "data.odt"
+        bad = tmp_path / "data.rtf"
         bad.write_bytes(b"PK\x03\x04")
-        with pytest.raises(UnsupportedFileError, match="odt"):
+        with pytest.raises(UnsupportedFileError, match="rtf"):
             KnowledgeBase(config, tmp_path / "kb").index([bad])
         assert not (tmp_path / "kb").exists()
 
@@ -234,7 +234,7 @@ class TestKnowledgeBase:
         _, store_dir, first = indexed
         copy_dir = tmp_path / "copy"
         shutil.copytree(store_dir, copy_dir)
-        bad = tmp_path / "bad.odt"
+        bad = tmp_path / "bad.rtf"
         bad.write_text("x")
         kb = KnowledgeBase.open(copy_dir, config)
         with pytest.raises(UnsupportedFileError):
