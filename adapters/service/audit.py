@@ -34,6 +34,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from haygraph.adapters.service.asgi import StatusRecorder
+
 logger = logging.getLogger(__name__)
 
 PAGE_BYTES = 4096
@@ -228,17 +230,11 @@ class AuditMiddleware:
         if found is None:
             await self.app(scope, receive, send)
             return
-        status = 500
-
-        async def send_status(message: Any) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
+        recorder = StatusRecorder(send)
         try:
-            await self.app(scope, receive, send_status)
+            await self.app(scope, receive, recorder)
         finally:
+            status = recorder.status
             action, target = found
             state = scope.get("state") or {}
             caller = state.get("caller")

@@ -57,7 +57,9 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.routing import Match
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from haygraph.adapters.service.asgi import StatusRecorder
 
 if TYPE_CHECKING:
     from haygraph.adapters.service.service import HaygraphService
@@ -314,17 +316,11 @@ class MetricsMiddleware:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
-        status = 500
-
-        async def send_status(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
+        recorder = StatusRecorder(send)
         try:
-            await self.app(scope, receive, send_status)
+            await self.app(scope, receive, recorder)
         finally:
+            status = recorder.status
             route, method = self._template(scope), scope["method"]
             caller = (scope.get("state") or {}).get("caller")
             tenant = tenant_label(caller.tenant) if caller is not None else "none"
