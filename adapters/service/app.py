@@ -292,6 +292,8 @@ def create_app(service: HaygraphService) -> FastAPI:
             yield
         finally:  # uvicorn has let in-flight requests finish before this runs
             await service.close()
+            if service.settings.metrics != "off":
+                metrics.disable_component_timing()
 
     app = FastAPI(
         title="haygraph",

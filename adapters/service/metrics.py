@@ -367,3 +367,14 @@ def enable_component_timing() -> None:
     current = tracing.tracer.actual_tracer
     if not isinstance(current, ComponentTimer):
         tracing.enable_tracing(ComponentTimer(current))
+
+
+def disable_component_timing() -> None:
+    """Give Haystack back the tracer it had before `enable_component_timing` (the app's shutdown calls it).
+
+    Without it, an app started in a process that goes on (tests, an embedding program) would leave
+    Haystack's tracing on for everything after it.
+    """
+    current = tracing.tracer.actual_tracer
+    if isinstance(current, ComponentTimer):
+        tracing.tracer.actual_tracer = current.inner
