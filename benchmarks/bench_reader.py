@@ -11,16 +11,12 @@ the decision's meaning signals cost every agent the same. Then each question is 
 which is the reader's cost per ask (issue budget: 120 ms on the 2-core machine). The reader's memo is
 cleared before each ask, so a repeated question costs what a new one does (within one ask, a turn that
 expands still reads an item once). The reader alone (its `read` of the top evidence, timed inside the
-agent) is printed too. With ``--always-cross``, a third agent reads the best other-language items at
-every evaluate step (`nodes.CROSS_READ_BELOW` set to infinity for its asks: how the reader read before
-the staged read), so the staged read's saving is measured in the same run. Figures are ratios of one
-run on one machine, not a timed test.
+agent) is printed too. Figures are ratios of one run on one machine, not a timed test.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import tempfile
@@ -58,16 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--store", type=Path, default=None, help="an indexed store (default: the handbook)")
     ap.add_argument("--rounds", type=int, default=3, help="times each question is asked of each agent")
-    ap.add_argument(
-        "--always-cross",
-        action="store_true",
-        help="also time an agent that reads the other-language items at every step (the read before staging)",
-    )
     args = ap.parse_args(argv)
 
     from haygraph.adapters.agent import build_agent
     from haygraph.adapters.evidence_reader import evidence_reader
-    from haygraph.control.graph import nodes
     from haygraph.eval.agent_cases import handbook_protocol
     from haygraph.retrieval import sample_handbook_path
     from haygraph.retrieval.config import ReaderConfig
@@ -79,25 +69,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         started = time.perf_counter()
         KnowledgeBase(store_dir=store).index([sample_handbook_path()])
         print(f"indexed the handbook in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    staged = nodes.CROSS_READ_BELOW
     questions = [c.question for c in handbook_protocol(sample_handbook_path(), "all").cases]
     reader = evidence_reader(ReaderConfig(model="bundled"))
     assert reader is not None
     timed = _TimedReader(reader)
     agents = {"reader": build_agent(store, reader=timed), "no reader": build_agent(store, reader=None)}
-    readers = {"reader": reader}
-    if args.always_cross:
-        always = evidence_reader(ReaderConfig(model="bundled"))
-        assert always is not None
-        agents["always cross"] = build_agent(store, reader=always)
-        readers["always cross"] = always
     for agent in agents.values():
         agent.ask("How many days of annual leave do I get?", thread_id="warm")
     # one untimed pass: the meaning encoder's memo then holds every passage unit the questions retrieve,
     # so no agent pays for encoding them and the difference is the reader's own cost
     for k, question in enumerate(questions):
         for name, agent in agents.items():
-            nodes.CROSS_READ_BELOW = math.inf if name == "always cross" else staged
             agent.ask(question, thread_id=f"warm-{name}-{k}")
     timed.times.clear()
     times: dict[str, list[float]] = {name: [] for name in agents}
@@ -107,13 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             named = list(agents.items())
             order = named[k % len(named) :] + named[: k % len(named)]
             for name, agent in order:
-                for each in readers.values():
-                    each.clear_memo()  # a question asked again reads again: the cost of a new question
-                nodes.CROSS_READ_BELOW = math.inf if name == "always cross" else staged
+                reader.clear_memo()  # a question asked again reads again: the cost of a new question
                 start = time.perf_counter()
                 agent.ask(question, thread_id=f"{name}-{r}-{k}")
                 times[name].append((time.perf_counter() - start) * 1000)
-    nodes.CROSS_READ_BELOW = staged
     for name, values in times.items():
         print(
             f"{name:>9}: {len(values)} asks, p50 {statistics.median(values):.0f} ms, "

@@ -186,8 +186,8 @@ def reading_policy() -> str:
     """A short digest of how the evaluate step picks and reads items (the readings cache's second key)."""
     from haygraph.control.graph import nodes
 
-    source = "".join(inspect.getsource(f) for f in (nodes.reading_input, nodes.read_in_stages))
-    constants = repr((nodes.TOP_EVIDENCE, nodes.CROSS_READ, nodes.CROSS_READ_BELOW))
+    source = "".join(inspect.getsource(f) for f in (nodes.reading_input, nodes.read_evidence))
+    constants = repr((nodes.TOP_EVIDENCE, nodes.CROSS_READ))
     return hashlib.sha256((source + constants).encode("utf-8")).hexdigest()[:8]
 
 
@@ -198,7 +198,7 @@ def cached_readings(examples: list[dict[str, Any]], reader_path: str, work: Path
     model, or another choice of the items read, reads again.
     """
     from haygraph.adapters.evidence_reader import EvidenceReader
-    from haygraph.control.graph.nodes import read_in_stages, reading_input
+    from haygraph.control.graph.nodes import reading_input
     from haygraph.retrieval.reader.model import file_sha256, model_files
 
     onnx, _meta = model_files(None if reader_path == "bundled" else reader_path)
@@ -221,7 +221,7 @@ def cached_readings(examples: list[dict[str, Any]], reader_path: str, work: Path
         )
         input_key = json.dumps([row["protocol"], asked, [e.id for e in [*top, *others]]], ensure_ascii=False)
         if input_key not in same:
-            same[input_key] = read_in_stages(reader, asked, top, others).model_dump()
+            same[input_key] = reader.read(asked, [*top, *others]).model_dump()
         known[key] = same[input_key]
         if k % 200 == 0:
             print(

@@ -1,17 +1,17 @@
 """What an extractive reader says about the evidence: answer spans and how sure it is there is one.
 
 The control plane defines the `Reader` protocol and its result, as it does `Retriever` and `Evidence`
-(`haygraph.control.evidence`); the adapters implement it with the trained reader, a Haystack component
-(`haygraph.adapters.evidence_reader.EvidenceReader` over `haygraph.retrieval.reader.E5ExtractiveReader`).
-Each evaluate step reads the top evidence (and the best items in the other language when the top holds no
-span with a margin of 0 or more: `haygraph.control.graph.nodes.read_in_stages`); the adapter reads an item
-once per question. The answer-or-refuse decision weighs the best span's ``margin`` and whether that span is
-in the other language than the question (`haygraph.control.planning.decision.signals.reader_signals`; the
-weights shipped in ``decision/answerability_reader.json``, fitted on tune parts, give them weight: see that
-file). Offline, when the best span is in the other language, the answer quotes the unit that holds it, its
-value first when the margin clears the decision's ``lead_margin``
-(`haygraph.control.planning.reader_answer`); in the question's language the sentence picker's answer stands,
-with the span's table row in place of a whole table when the question names that row.
+(`haygraph.control.evidence`); the adapters implement it with the trained reader, a Haystack
+component (`haygraph.adapters.evidence_reader.EvidenceReader` over
+`haygraph.retrieval.reader.E5ExtractiveReader`). Each evaluate step reads the top evidence (and the best
+items in the other language); the adapter reads an item once per question. The answer-or-refuse
+decision weighs the best span's ``margin`` and whether that span is in the other language than the
+question (`haygraph.control.planning.decision.signals.reader_signals`; the weights shipped in
+``decision/answerability_reader.json``, fitted on tune parts, give them weight: see that file). Offline,
+when the best span is in the other language, the answer quotes the unit that holds it, its value first
+when the margin clears the decision's ``lead_margin`` (`haygraph.control.planning.reader_answer`); in the
+question's language the sentence picker's answer stands, with the span's table row in place of a whole
+table when the question names that row.
 """
 
 from __future__ import annotations

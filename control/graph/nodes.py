@@ -39,7 +39,7 @@ from haygraph.control.planning.relevance import best_relevance, usable_evidence
 from haygraph.control.planning.rewrite import rewrite_query
 from haygraph.control.planning.tool_choice import TurnPlan, plan_turn
 from haygraph.control.planning.tool_reply import summarize_tool_results
-from haygraph.control.reading import Reader, Reading
+from haygraph.control.reading import Reading
 from haygraph.control.texts import KNOWLEDGE_BASE_UNAVAILABLE, NEED_DETAILS, WINDOW_EXCEEDED
 from haygraph.control.tools.types import ToolCall, ToolResult
 from haygraph.control.window.history import Summarizer
@@ -277,16 +277,6 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 CROSS_READ = 2
 """Items in the other language than the question the reader reads beyond the top `TOP_EVIDENCE`."""
 
-CROSS_READ_BELOW = 0.0
-"""The other-language items are read only when the top items' best span has a margin below this.
-
-Chosen on the tune parts' readings (``readings-*.json``, `benchmarks.train_answerability`, hybrid rows):
-114 of 1,274 rows read other-language items; in the 87 whose top items already held a span with a
-margin of 0 or more, the other-language items never gave the best span (the decision's only reader
-input, and the answer's span), so skipping them there changes no tune decision and no answer. At -2,
-two unanswerable docs-cross rows change. The read it saves is what the cross read cost: about 40% of
-a bilingual store's reading time (``python -m benchmarks.bench_reader``)."""
-
 
 def read_evidence(
     ctx: Context,
@@ -295,19 +285,24 @@ def read_evidence(
     evidence: Sequence[Evidence],
     candidates: Sequence[Evidence] = (),
 ) -> Reading | None:
-    """The reader's reading of the top `TOP_EVIDENCE` items and, when needed, the best other-language ones.
+    """The reader's reading of the top `TOP_EVIDENCE` items and the best other-language ones, in one call.
 
     Besides the top items, it reads the best `CROSS_READ` items of the evidence and candidates written
     in the other language than the question (a Chinese question over the English page that states the
-    fact: retrieval ranks a question's own language first, the multilingual reader reads both), but
-    only when the top items hold no span with a margin of `CROSS_READ_BELOW` or more (`read_in_stages`).
-    It reads the user's own question (the words it was trained on), or the rewritten query when the
+    fact: retrieval ranks a question's own language first, the multilingual reader reads both). It
+    reads the user's own question (the words it was trained on), or the rewritten query when the
     rewrite brought in words the question lacks (a follow-up resolved against the conversation).
     None without a reader or evidence.
+
+    One call, not the top items first and the others only when the top holds no span: that staged read
+    saved about 30% of a bilingual store's reading, but the int8 reader's spans depend a little on the
+    windows it runs beside, so reading the top alone moved margins the decision was fitted on (it
+    answered the web page's near miss "How much does a staff parking permit cost?"; docs/evaluation.md).
     """
     if ctx.reader is None or not evidence:
         return None
-    return read_in_stages(ctx.reader, *reading_input(question, query, evidence, candidates))
+    asked, top, others = reading_input(question, query, evidence, candidates)
+    return ctx.reader.read(asked, [*top, *others])
 
 
 def reading_input(
@@ -323,20 +318,6 @@ def reading_input(
     ][:CROSS_READ]
     asked = query if _adds_words(question, query) else question
     return asked, top, others
-
-
-def read_in_stages(
-    reader: Reader, asked: str, top: Sequence[Evidence], others: Sequence[Evidence]
-) -> Reading:
-    """`reader`'s reading of `top`, with `others` too when `top`'s best margin is under `CROSS_READ_BELOW`.
-
-    The second read gives `top` again: `EvidenceReader` keeps each item's spans per question, so only
-    `others` run the model (another `Reader` reads `top` twice, with the same result).
-    """
-    first = reader.read(asked, list(top))
-    if not others or first.margin >= CROSS_READ_BELOW:
-        return first
-    return reader.read(asked, [*top, *others])
 
 
 def _adds_words(question: str, query: str) -> bool:

@@ -33,5 +33,5 @@ def test_the_readings_cache_key_follows_how_items_are_read(monkeypatch: pytest.M
 
     staged = reading_policy()
     assert reading_policy() == staged and len(staged) == 8
-    monkeypatch.setattr(nodes, "CROSS_READ_BELOW", float("inf"))  # every other-language item read
+    monkeypatch.setattr(nodes, "CROSS_READ", 0)  # no other-language item read
     assert reading_policy() != staged
