@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from starlette.types import Message, Send
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # `haygraph audit` and `serve --help` read this module without the web stack
+    from starlette.types import Message, Send
 
 
 class StatusRecorder:
