@@ -709,17 +709,7 @@ def write_html(guide: Guide, path: Path) -> None:
     nav = "".join(f'<li><a href="#s{i}">{escape(s.heading)}</a></li>' for i, s in enumerate(guide.sections))
     body = [f"<h1>{escape(guide.title)}</h1>", f"<p>{escape(guide.intro)}</p>"]
     for i, section in enumerate(guide.sections):
-        body.append(f'<h2 id="s{i}">{escape(section.heading)}</h2>')
-        body.extend(f"<p>{escape(text)}</p>" for text in section.paragraphs)
-        if section.items:
-            body.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in section.items) + "</ul>")
-        if section.table is not None:
-            head = "".join(f"<th>{escape(h)}</th>" for h in section.table.header)
-            rows = "".join(
-                "<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>" for row in section.table.rows
-            )
-            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
-        body.extend(f"<p>{escape(text)}</p>" for text in section.after)
+        body.extend(_section_html(section, i))
     page = f"""<!DOCTYPE html>
 <html lang="{guide.lang}">
 <head>
