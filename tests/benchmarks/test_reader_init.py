@@ -34,7 +34,8 @@ def test_the_loaded_model_reproduces_the_shipped_onnx_logits():
     """Same lower-layer input, torch (dequantized weights) against ONNX Runtime (int8 graph).
 
     They differ by the graph's dynamic int8 quantisation of activations (one scale per tensor), which
-    moves logits by up to ~1.3 here (their spread is ~2); the model before loading is uncorrelated.
+    moves logits by up to ~1.3 here (their spread is ~2). The model before loading (its head drawn at
+    random, seeded here so the check cannot flake) is far from the shipped logits.
     """
     import torch
 
@@ -54,6 +55,7 @@ def test_the_loaded_model_reproduces_the_shipped_onnx_logits():
         "Parking. Staff park in the underground garage; the monthly fee on level B2 is 90 EUR.",
     ]
     windows = reader.windows(question, passages)
+    torch.manual_seed(0)
     model = build_model(8, 4).eval()
     upper = bert_part(model.bert, 4, 8, embed=False)
 
