@@ -149,6 +149,32 @@ def cited_spans(reading: dict[str, Any] | None, cited: list[str]) -> list[dict[s
     return [dict(span) for span in reading.get("spans") or [] if span.get("evidence_id") in wanted]
 
 
+MAX_THREAD_ID_CHARS = 512
+"""The longest thread id the control plane keeps (the service allows 128; its key adds the tenant)."""
+
+
+def check_thread_id(thread_id: Any) -> str:
+    """`thread_id` if a checkpointer can store it, else `ConfigError` (before anything runs).
+
+    A thread id is a non-empty string of at most `MAX_THREAD_ID_CHARS` characters that UTF-8 can
+    encode (no lone surrogates, as a command line of undecodable bytes gives) and holds no control
+    characters. Unchecked, such an id reached the SQLite checkpointer and the turn was only
+    reported `degraded` with a stack trace in the log.
+    """
+    if not isinstance(thread_id, str) or not thread_id:
+        raise ConfigError("a thread id must be a non-empty string")
+    shown = thread_id[:40].encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+    if len(thread_id) > MAX_THREAD_ID_CHARS:
+        raise ConfigError(f"thread id {shown!r}... is longer than {MAX_THREAD_ID_CHARS} characters")
+    try:
+        thread_id.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(f"thread id {shown!r} is not valid text (undecodable bytes?)") from None
+    if any(ord(c) < 32 or ord(c) == 127 for c in thread_id):
+        raise ConfigError(f"thread id {shown!r} holds control characters")
+    return thread_id
+
+
 def run_turn(
     graph: CompiledStateGraph[Any, Any, Any, Any],
     question: str,
@@ -166,7 +192,9 @@ def run_turn(
     `ConfigError` before the run starts. The thread is
     checkpointed once, when the turn ends (`durability="exit"`): a turn interrupted half-way leaves
     the previous turn's state intact, and a turn costs one checkpoint write instead of one per node.
+    An invalid `thread_id` raises `ConfigError` (`check_thread_id`).
     """
+    check_thread_id(thread_id)
     return _invoke(graph, {"question": question}, context.with_filters(filters), thread_id, str(question))
 
 
@@ -199,9 +227,10 @@ def resume_turn(
 
     `approve` True / "yes" runs the pending side-effect calls; False / "no" declines them (nothing is
     done). Raises `ConfigError` for an unreadable `approve`, or when the thread has no pending
-    confirmation (a checkpointer is needed to pause and resume).
+    confirmation (a checkpointer is needed to pause and resume), and for an invalid `thread_id`.
     """
     approved = approval(approve)
+    check_thread_id(thread_id)
     if getattr(graph, "checkpointer", None) is None:
         raise ConfigError("resuming a turn needs a graph with a checkpointer")
     snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
