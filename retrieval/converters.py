@@ -460,7 +460,7 @@ class MultiFormatConverter:
             text = _newlines(text)
         if not text.strip():
             hint = {
-                ".pdf": " (no text layer, and OCR found no text either)",
+                ".pdf": " (no text layer, and OCR found no text on its pages)",
                 ".pptx": " (slides of pictures or charts only; speaker notes are not read)",
                 ".docx": " (pictures only?)",
             }.get(suffix, " (OCR found no text in the image)" if suffix in IMAGE_EXTENSIONS else "")

@@ -103,7 +103,8 @@ def require_ocr(path: Path | str) -> Any:
         return _import_rapidocr()
     except ImportError as exc:
         raise OcrUnavailableError(
-            f"{path}: the text is in images and reading it needs the optional OCR extra: {OCR_EXTRA_HINT}"
+            f"{path}: file has no text content without OCR (an image, or PDF pages without a text layer); "
+            f"reading it needs the optional OCR extra: {OCR_EXTRA_HINT}"
         ) from exc
 
 
