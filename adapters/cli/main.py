@@ -344,7 +344,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "index",
-        help="index files, directories, websites (http(s) URL) or a BEIR corpus.jsonl",
+        help="index files (documents; images and scans by OCR), directories, websites (http(s) URL) "
+        "or a BEIR corpus.jsonl",
         description=(
             "Index files (.md .markdown .txt .html .htm .pdf .rst .eml .epub .odt .ods .odp .csv, .zip "
             "archives of them, .docx .pptx .xlsx with the formats extra, and images .png .jpg .jpeg .webp "
