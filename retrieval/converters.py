@@ -75,8 +75,9 @@ def _read_pdf(path: Path) -> tuple[str, list[int]]:
     """The text of a PDF (pages joined by blank lines) and each page's start offset (`formats.pdf`).
 
     Pages without a text layer (scans) are read by OCR (`formats.images.ocr_pdf_pages`). Without the
-    ``ocr`` extra, a PDF with no text at all raises `OcrUnavailableError` (naming the extra); one with
-    some text keeps it, and its textless pages stay empty (logged).
+    ``ocr`` extra, or with more such pages than OCR reads (`MAX_IMAGE_PAGES`), a PDF with no text at
+    all is refused (`OcrUnavailableError` naming the extra, `UnreadableFileError`); one with some text
+    keeps it, and its textless pages stay empty (logged): nothing it holds as text is lost.
     """
     pages = _pdf_pages(path)
     scanned = [number for number, page in enumerate(pages) if not page.strip()]
@@ -84,10 +85,10 @@ def _read_pdf(path: Path) -> tuple[str, list[int]]:
         try:
             for number, text in ocr_pdf_pages(path, scanned).items():
                 pages[number] = text
-        except OcrUnavailableError:
+        except (OcrUnavailableError, UnreadableFileError) as exc:
             if len(scanned) == len(pages):
                 raise
-            logger.warning("%s: %d page(s) without a text layer not read (no OCR extra)", path, len(scanned))
+            logger.warning("%s: %d page(s) without a text layer not read: %s", path, len(scanned), exc)
     return join_pages([_newlines(page) for page in pages])
 
 

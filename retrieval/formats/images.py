@@ -16,7 +16,8 @@ downloaded at run time; a missing file is an error, never a download.
 - **Pages.** A multi-page TIFF gives one page per frame; a scanned PDF page (one without a text layer,
   `formats.pdf`) is rendered at `PDF_DPI` and read like an image. Images larger than
   `MAX_IMAGE_PIXELS` pixels or TIFFs of more than `MAX_IMAGE_PAGES` frames are refused before decoding
-  (a decompression bomb cannot exhaust memory).
+  (a decompression bomb cannot exhaust memory), and so is a PDF with more than `MAX_IMAGE_PAGES`
+  scanned pages (OCR takes seconds a page); a scanned page is rendered at most that large.
 
 Without the extra, `require_ocr` raises `OcrUnavailableError` naming it (``pip install 'haygraph[ocr]'``):
 the file is skipped and listed like any file with no text.
@@ -62,7 +63,7 @@ PDF_DPI = 200
 MAX_IMAGE_PIXELS = 60_000_000
 """Largest image (width x height) read; a 600 dpi A4 scan is about 35 million."""
 MAX_IMAGE_PAGES = 500
-"""Most frames of a multi-page TIFF read."""
+"""Most frames of a multi-page TIFF, or scanned pages of a PDF, read (at seconds a page, a bound on time)."""
 OCR_EXTRA_HINT = "pip install 'haygraph[ocr]'"
 
 _MODEL_FILES = {
@@ -247,8 +248,14 @@ def ocr_pdf_pages(path: Path, numbers: Sequence[int], dpi: int = PDF_DPI) -> dic
     """The OCR text of the given (0-based) pages of a PDF, each rendered at `dpi`.
 
     :raises OcrUnavailableError: the ``ocr`` extra is not installed.
+    :raises UnreadableFileError: more than `MAX_IMAGE_PAGES` pages to read.
     """
     require_ocr(path)
+    if len(numbers) > MAX_IMAGE_PAGES:
+        raise UnreadableFileError(
+            f"{path}: {len(numbers):,} pages without a text layer, more than the limit of "
+            f"{MAX_IMAGE_PAGES:,} read by OCR"
+        )
     import pypdfium2
 
     out: dict[int, str] = {}

@@ -123,3 +123,26 @@ def test_an_oversized_or_broken_image_is_refused_before_decoding(tmp_path: Path)
     result = MultiFormatConverter().run([tmp_path])
     assert [doc.meta["source_id"] for doc in result["documents"]] == ["notes.txt"]
     assert len(result["skipped"]) == 2
+
+
+@needs_ocr
+def test_a_pdf_with_more_scanned_pages_than_the_limit_is_refused_before_ocr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scan = tmp_path / "scan.pdf"
+    blank = Image.new("RGB", (200, 100), "white")
+    blank.save(scan, save_all=True, append_images=[blank, blank])
+    monkeypatch.setattr(images, "MAX_IMAGE_PAGES", 2)  # the limit (500) lowered, not the code path
+    with pytest.raises(UnreadableFileError, match="3 pages without a text layer, more than the limit of 2"):
+        MultiFormatConverter().run([scan])
+    # a PDF with a text layer on some pages keeps that text when its other pages are too many to read
+    fpdf = pytest.importorskip("fpdf")
+    mixed = fpdf.FPDF()
+    mixed.set_font("helvetica", size=12)
+    mixed.add_page()
+    mixed.cell(text="The text layer of page one.")
+    for _ in range(3):
+        mixed.add_page()
+    mixed.output(str(tmp_path / "mixed.pdf"))
+    doc = MultiFormatConverter().run([tmp_path / "mixed.pdf"])["documents"][0]
+    assert (doc.content or "").strip() == "The text layer of page one." and len(doc.meta["page_starts"]) == 4
