@@ -47,6 +47,7 @@ __all__ = [
     "PDF_DPI",
     "Box",
     "image_pages",
+    "model_files",
     "ocr_image",
     "ocr_pdf_pages",
     "reading_order",
