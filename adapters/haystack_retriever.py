@@ -12,6 +12,7 @@ from haygraph.control.graph.context import combine_filters
 from haygraph.control.language import is_chinese
 from haygraph.retrieval.config import QueryConfig
 from haygraph.retrieval.knowledge_base import Hit, KnowledgeBase
+from haygraph.retrieval.search_result import parse_page_breaks
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ def hit_to_evidence(hit: Hit) -> Evidence:
         source=hit.source,
         heading_path=list(hit.heading_path),
         page=hit.page,
+        page_breaks=hit.page_breaks,
         char_start=hit.char_start,
         char_end=hit.char_end,
         meta={k: hit.meta[k] for k in _META_KEPT if k in hit.meta},
@@ -122,6 +124,7 @@ class HaystackRetriever:
             heading_path=list(doc.meta.get("heading_path") or []),
             meta={k: doc.meta[k] for k in ("tenant",) if k in doc.meta},
             page=doc.meta.get("page"),
+            page_breaks=parse_page_breaks(doc.meta.get("page_breaks")),
             char_start=doc.meta.get("char_start"),
             char_end=doc.meta.get("char_end"),
         )

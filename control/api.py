@@ -10,9 +10,12 @@ Result object of `run_turn` / `Agent.ask` / `ask` (the `--json` output of the CL
   "answer":       str | None,       # None only when a model answer was rejected (not shown)
   "evidence_ids": [str],            # ids cited by the answer, each one in "evidence"
   "evidence":     [{"id": str, "text": str, "score": float, "source": str,
-                    "page": int | None, "char_start": int | None, "char_end": int | None}],
-                                    # everything retrieved this turn, best first; page and the
-                                    # offsets into the source text locate the citation
+                    "page": int | None, "page_breaks": [[int, int]],
+                    "char_start": int | None, "char_end": int | None}],
+                                    # everything retrieved this turn, best first; page (where the
+                                    # chunk starts), page_breaks ([offset in text, page] where a
+                                    # later page begins) and the offsets into the source text
+                                    # locate the citation
   "path":         [str],            # nodes visited this turn, e.g. ["analyze", "generate"]
   "query":        str,              # the rewritten retrieval query ("" when nothing was retrieved)
   "timings_ms":   {node: float, "total": float},
@@ -26,9 +29,11 @@ Result object of `run_turn` / `Agent.ask` / `ask` (the `--json` output of the CL
                    "signals": {name: float}, "rule": str | None} | None,
                                     # the turn's last answer-or-refuse decision (None: none was made,
                                     # e.g. chit-chat or a tool turn); see answerability.Decision
-  "answer_spans": [{"evidence_id": str, "start": int, "end": int, "text": str, "margin": float}],
+  "answer_spans": [{"evidence_id": str, "start": int, "end": int, "text": str, "margin": float,
+                    "page": int | None}],
                                     # the reader's answer spans in the cited evidence, best first:
                                     # offsets into that evidence item's text (what the page highlights)
+                                    # and the page that holds the span (not just the chunk's first)
 }
 ```
 
@@ -126,6 +131,7 @@ def result_from_state(state: dict[str, Any], total_ms: float) -> dict[str, Any]:
                 "score": e.score,
                 "source": e.source,
                 "page": e.page,
+                "page_breaks": [list(item) for item in e.page_breaks],
                 "char_start": e.char_start,
                 "char_end": e.char_end,
             }
@@ -137,16 +143,31 @@ def result_from_state(state: dict[str, Any], total_ms: float) -> dict[str, Any]:
         "notes": list(state.get("notes") or []),
         "pending": pending,
         "decision": state.get("decision"),
-        "answer_spans": cited_spans(state.get("reading"), evidence_ids),
+        "answer_spans": cited_spans(state.get("reading"), evidence_ids, evidence),
     }
 
 
-def cited_spans(reading: dict[str, Any] | None, cited: list[str]) -> list[dict[str, Any]]:
-    """The reader's spans (`haygraph.control.reading.AnswerSpan` dicts) that lie in cited evidence."""
+def cited_spans(
+    reading: dict[str, Any] | None, cited: list[str], evidence: list[Evidence] | None = None
+) -> list[dict[str, Any]]:
+    """The reader's spans (`haygraph.control.reading.AnswerSpan` dicts) that lie in cited evidence.
+
+    Each gets ``page``: the page of its evidence item that holds the span's start (`Evidence.page_at`;
+    a chunk of merged short pages names the page of the quoted part), None when the source has no pages.
+    """
     if not reading or not cited:
         return []
     wanted = set(cited)
-    return [dict(span) for span in reading.get("spans") or [] if span.get("evidence_id") in wanted]
+    items = {e.id: e for e in evidence or []}
+    out = []
+    for span in reading.get("spans") or []:
+        if span.get("evidence_id") not in wanted:
+            continue
+        item = items.get(span["evidence_id"])
+        start = span.get("start")
+        page = item.page_at(start) if item is not None and isinstance(start, int) else None
+        out.append({**dict(span), "page": page})
+    return out
 
 
 MAX_THREAD_ID_CHARS = 512

@@ -37,6 +37,13 @@ class Evidence(BaseModel):
         default=None,
         description="1-based page (PDF page, slide or sheet) where the chunk starts; None if none.",
     )
+    page_breaks: list[tuple[int, int]] = Field(
+        default_factory=list,
+        description=(
+            "Where later pages begin in `text`, as (offset, page) pairs: a chunk of short pages merged "
+            "together runs over page breaks; `page_at` names the page of any part of it."
+        ),
+    )
     char_start: int | None = Field(
         default=None, description="Offset of the chunk's first character in the source text; None if unknown."
     )
@@ -44,6 +51,18 @@ class Evidence(BaseModel):
         default=None, description="Offset just past the chunk's last character in the source text."
     )
     meta: dict[str, Any] = Field(default_factory=dict, description="Other chunk metadata.")
+
+    def page_at(self, offset: int) -> int | None:
+        """The page holding character `offset` of `text` (a quote's or an answer span's start).
+
+        That is `page`, or the last page in `page_breaks` that begins at or before `offset`; None when
+        the source has no pages.
+        """
+        found = self.page
+        for at, page in self.page_breaks:
+            if at <= offset:
+                found = page
+        return found
 
 
 @runtime_checkable

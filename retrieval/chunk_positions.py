@@ -3,7 +3,11 @@
 A citation that names a position can be highlighted: each chunk gets ``char_start`` / ``char_end``
 (offsets into the source document's converted text, ``text[char_start:char_end]``) and, for sources
 with pages (PDF pages, slides, sheets: ``meta["page_starts"]`` from the converter), ``page`` (1-based,
-the page where the chunk starts). The source's ``page_starts`` list is not copied into the chunks.
+the page where the chunk starts). The source's ``page_starts`` list is not copied into the chunks. A
+chunk that runs over a page break (short pages are merged) also gets ``page_breaks``: ``[[offset,
+page], ...]``, where each later page begins in the chunk's own text, so `Evidence.page_at`
+(`haygraph.control.evidence`) names the page of any part of it (a cited quote, a reader's span)
+rather than the chunk's first page.
 
 It runs after the splitter and looks chunks up in their source rather than asking the splitter to
 count, so it works with any splitter (or none: a whole document is one chunk at 0..len). Chunks of one
@@ -85,9 +89,34 @@ def page_of(offset: int, page_starts: list[int]) -> int:
     return max(1, bisect.bisect_right(page_starts, offset))
 
 
+def _page_breaks(chunk: str, source: str, span: tuple[int, int], starts: list[int]) -> list[list[int]]:
+    """``[[offset in chunk, page], ...]`` for the pages that begin inside `span` of the source text.
+
+    When the chunk holds the source's span verbatim the offset follows from it; otherwise (the splitter
+    rewrote the chunk) the new page's first line is looked for in the chunk, and a page whose first line
+    is not found is left out.
+    """
+    inside = [(at, page_of(at, starts)) for at in starts if span[0] < at < span[1]]
+    if not inside:
+        return []
+    body = chunk.find(source[span[0] : span[1]])
+    out: list[list[int]] = []
+    cursor = 0
+    for at, page in inside:
+        if body >= 0:
+            out.append([body + at - span[0], page])
+            continue
+        probe = source[at : at + _PROBE].strip().split("\n")[0]
+        found = chunk.find(probe, cursor) if probe else -1
+        if found >= 0:
+            out.append([found, page])
+            cursor = found
+    return out
+
+
 @component
 class ChunkLocator:
-    """Adds ``char_start``, ``char_end`` and (with page starts) ``page`` to each chunk's meta."""
+    """Adds ``char_start``, ``char_end`` and (with page starts) ``page``, ``page_breaks`` to chunks' meta."""
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize this component to a dictionary."""
@@ -112,7 +141,7 @@ class ChunkLocator:
         missed = 0
         for chunk in documents:
             key = (chunk.meta.get("tenant"), chunk.meta.get("source_id"))
-            meta = {k: v for k, v in chunk.meta.items() if k != "page_starts"}
+            meta = {k: v for k, v in chunk.meta.items() if k not in {"page_starts", "page_breaks"}}
             source = texts.get(key)
             span = locate(source.content or "", chunk.content or "", cursor.get(key, 0)) if source else None
             if span is None:
@@ -123,6 +152,11 @@ class ChunkLocator:
                 starts = source.meta.get("page_starts") if source else None
                 if isinstance(starts, list) and starts:
                     meta["page"] = page_of(span[0], starts)
+                    breaks = _page_breaks(
+                        chunk.content or "", (source.content if source else "") or "", span, starts
+                    )
+                    if breaks:
+                        meta["page_breaks"] = breaks
             out.append(replace(chunk, meta=meta))
         if missed:
             logger.info("%d chunks could not be located in their source text (no offsets)", missed)

@@ -4,11 +4,13 @@ Every format becomes Markdown-like text with its structure, so `StructuredSplitt
 lists and tables the same way whatever the file was (`haygraph.retrieval.formats`): HTML through
 `formats.html` (page furniture and non-content elements dropped, the main content kept with
 trafilatura), PDF through `formats.pdf` (pages, ruled tables, no running headers, footers or page
-numbers, hyphenation joined), office files and CSV through `office_formats` (docx headings, lists and
-tables; a page per slide and per sheet), Markdown with its scripts, styles and comments outside code
-removed (`formats.markdown`). Plain text is read as it is.
+numbers, hyphenation joined; scanned pages by OCR), images (``.png``, ``.jpg``, ``.webp``,
+``.tiff``) by OCR (`formats.images`, the ``ocr`` extra), office files and CSV through
+`office_formats` (docx headings, lists and tables; a page per slide and per sheet), Markdown with
+its scripts, styles and comments outside code removed (`formats.markdown`). Plain text is read as it
+is.
 
-PDF pages, slides and sheets are joined with blank lines, and the document meta keeps their start
+PDF pages, TIFF frames, slides and sheets are joined with blank lines, and the document meta keeps their start
 offsets (``page_starts``), from which `ChunkLocator` gives each chunk its ``page``.
 """
 
@@ -31,6 +33,7 @@ from haygraph.retrieval.errors import (
     EmptyCorpusError,
     EmptyDocumentError,
     InputError,
+    OcrUnavailableError,
     SourceConflictError,
     UnreadableFileError,
     UnsupportedFileError,
@@ -38,6 +41,7 @@ from haygraph.retrieval.errors import (
 from haygraph.retrieval.file_reading import MAX_FILE_BYTES, check_regular_file, read_regular_file
 from haygraph.retrieval.formats.archives import archive_members, export_folders
 from haygraph.retrieval.formats.html import html_to_markdown
+from haygraph.retrieval.formats.images import IMAGE_EXTENSIONS, image_pages, ocr_pdf_pages
 from haygraph.retrieval.formats.markdown import strip_non_content
 from haygraph.retrieval.formats.open_formats import (
     ODF_EXTENSIONS,
@@ -62,13 +66,38 @@ SUPPORTED_EXTENSIONS = frozenset(
     {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".zip", ".epub", ".eml", ".rst"}
     | OFFICE_EXTENSIONS
     | ODF_EXTENSIONS
+    | IMAGE_EXTENSIONS
 )
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
 
 def _read_pdf(path: Path) -> tuple[str, list[int]]:
-    """The text of a PDF (pages joined by blank lines) and each page's start offset (`formats.pdf`)."""
-    return join_pages([_newlines(page) for page in _pdf_pages(path)])
+    """The text of a PDF (pages joined by blank lines) and each page's start offset (`formats.pdf`).
+
+    Pages without a text layer (scans) are read by OCR (`formats.images.ocr_pdf_pages`). Without the
+    ``ocr`` extra, or with more such pages than OCR reads (`MAX_IMAGE_PAGES`), a PDF with no text at
+    all is refused (`OcrUnavailableError` naming the extra, `UnreadableFileError`); one with some text
+    keeps it, and its textless pages stay empty (logged): nothing it holds as text is lost.
+    """
+    pages = _pdf_pages(path)
+    scanned = [number for number, page in enumerate(pages) if not page.strip()]
+    if scanned:
+        try:
+            for number, text in ocr_pdf_pages(path, scanned).items():
+                pages[number] = text
+        except (OcrUnavailableError, UnreadableFileError) as exc:
+            if len(scanned) == len(pages):
+                raise
+            logger.warning("%s: %d page(s) without a text layer not read: %s", path, len(scanned), exc)
+    return join_pages([_newlines(page) for page in pages])
+
+
+def _read_image(path: Path) -> tuple[str, list[int] | None]:
+    """The OCR text of an image file; a multi-page TIFF's frames are pages (`formats.images`)."""
+    pages = image_pages(path)
+    if len(pages) == 1:
+        return pages[0], None
+    return join_pages([_newlines(page) for page in pages])
 
 
 def _newlines(text: str) -> str:
@@ -157,10 +186,12 @@ class _RunState:
 
 @component
 class MultiFormatConverter:
-    """Convert text, HTML, PDF, office (docx, pptx, xlsx) and CSV files into Documents.
+    """Convert text, HTML, PDF, office, OpenDocument, e-book, mail, archive and image files into Documents.
 
     Extensions: ``.md``, ``.markdown``, ``.txt``, ``.html``/``.htm``, ``.pdf``, ``.docx``, ``.pptx``,
-    ``.xlsx``, ``.csv`` (office files and CSV through Haystack's converters, `office_formats`).
+    ``.xlsx``, ``.csv`` (office files and CSV through `office_formats`), ``.odt``/``.ods``/``.odp``,
+    ``.epub``, ``.eml``, ``.rst``, ``.zip`` and images ``.png``/``.jpg``/``.jpeg``/``.webp``/``.tiff``/
+    ``.tif`` (by OCR, `formats.images`; scanned PDF pages too).
 
     Directories are expanded recursively to the supported files inside (sorted). Hidden files and
     folders, unsupported file types and links to folders inside a directory are not errors: they are
@@ -181,12 +212,12 @@ class MultiFormatConverter:
     exhaust memory (`NotRegularFileError`, `FileTooLargeError`, both `UnreadableFileError`).
 
     A file found in a directory that cannot be read (corrupt, password-protected, too large, not a
-    regular file: `UnreadableFileError`) or holds no text (pictures only, a scanned PDF without a text
-    layer: `EmptyDocumentError`) is always skipped and listed, so the rest of the directory is
-    indexed. Otherwise, with
-    ``strict=True`` the first bad input raises (`UnsupportedFileError`, `UnreadableFileError`,
-    `EmptyDocumentError`, `SourceConflictError`, or `EmptyCorpusError` for a directory without supported
-    files); with ``strict=False`` it is skipped with a warning and listed in ``skipped`` too.
+    regular file: `UnreadableFileError`) or holds no text (pictures only; an image or a scanned PDF
+    without the ``ocr`` extra: `EmptyDocumentError`, `OcrUnavailableError`) is always skipped and
+    listed, so the rest of the directory is indexed. Otherwise, with ``strict=True`` the first bad
+    input raises (`UnsupportedFileError`, `UnreadableFileError`, `EmptyDocumentError`,
+    `SourceConflictError`, or `EmptyCorpusError` for a directory without supported files); with
+    ``strict=False`` it is skipped with a warning and listed in ``skipped`` too.
     """
 
     def __init__(
@@ -399,6 +430,9 @@ class MultiFormatConverter:
             elif suffix in OFFICE_EXTENSIONS:
                 check_regular_file(path, self.max_file_bytes)
                 text, starts = read_office(path, self.encoding)
+            elif suffix in IMAGE_EXTENSIONS:
+                check_regular_file(path, self.max_file_bytes)
+                text, starts = _read_image(path)
             elif suffix in ODF_EXTENSIONS or suffix == ".epub":
                 check_regular_file(path, self.max_file_bytes)
                 check_unpacked_size(path)  # a zip bomb is refused before anything is unpacked
@@ -427,10 +461,10 @@ class MultiFormatConverter:
             text = _newlines(text)
         if not text.strip():
             hint = {
-                ".pdf": " (a scanned PDF has no text layer: run OCR on it first)",
+                ".pdf": " (no text layer, and OCR found no text on its pages)",
                 ".pptx": " (slides of pictures or charts only; speaker notes are not read)",
                 ".docx": " (pictures only?)",
-            }.get(suffix, "")
+            }.get(suffix, " (OCR found no text in the image)" if suffix in IMAGE_EXTENSIONS else "")
             raise EmptyDocumentError(f"{path}: file has no text content{hint}")
         return text, starts
 

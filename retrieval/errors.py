@@ -50,6 +50,13 @@ class EmptyDocumentError(InputError):
     """A file or document has no text content."""
 
 
+class OcrUnavailableError(EmptyDocumentError):
+    """A file's text is in images (an image file, a scanned PDF) and the optional OCR extra is not installed.
+
+    An `EmptyDocumentError`: without OCR the file has no text, so a folder's image is skipped and listed.
+    """
+
+
 class EmptyCorpusError(InputError):
     """Nothing indexable was given (no files, or every file was empty)."""
 

@@ -39,6 +39,11 @@ class Hit:
         return _int_meta(self.meta, "page")
 
     @property
+    def page_breaks(self) -> list[tuple[int, int]]:
+        """Where later pages begin in the chunk's text: ``[(offset, page), ...]`` (`ChunkLocator`), or []."""
+        return parse_page_breaks(self.meta.get("page_breaks"))
+
+    @property
     def char_start(self) -> int | None:
         """Offset of the chunk's first character in its source text (see `ChunkLocator`), when known."""
         return _int_meta(self.meta, "char_start")
@@ -53,6 +58,19 @@ class Hit:
         """The chunk's dense cosine similarity with the query, when known."""
         value = self.meta.get("dense_score")
         return None if value is None else float(value)
+
+
+def parse_page_breaks(value: Any) -> list[tuple[int, int]]:
+    """A chunk's stored ``page_breaks`` as ``(offset, page)`` pairs, malformed items left out."""
+    out: list[tuple[int, int]] = []
+    for item in value if isinstance(value, list | tuple) else []:
+        if (
+            isinstance(item, list | tuple)
+            and len(item) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in item)
+        ):
+            out.append((item[0], item[1]))
+    return out
 
 
 def _int_meta(meta: dict[str, Any], key: str) -> int | None:

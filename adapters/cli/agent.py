@@ -144,9 +144,14 @@ def format_result(result: dict[str, Any]) -> str:
     lines = [result.get("answer") or "(no answer shown)"]
     lines.extend(f"  note: {note}" for note in result.get("notes") or [])
     cited = set(result.get("evidence_ids") or [])
+    span_pages = {}
+    for span in reversed(result.get("answer_spans") or []):  # the best span of an item wins
+        if span.get("page") is not None:
+            span_pages[span["evidence_id"]] = span["page"]
     for ev in result.get("evidence") or []:
         if ev["id"] in cited:
-            lines.append(f"  [{ev['id']}] {ev['source']}")
+            page = span_pages.get(ev["id"], ev.get("page"))
+            lines.append(f"  [{ev['id']}] {ev['source']}" + (f", page {page}" if page is not None else ""))
     path = " → ".join(result.get("path") or [])
     total = (result.get("timings_ms") or {}).get("total", 0.0)
     lines.append(

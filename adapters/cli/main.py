@@ -344,10 +344,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "index",
-        help="index files, directories, websites (http(s) URL) or a BEIR corpus.jsonl",
+        help="index files (documents; images and scans by OCR), directories, websites (http(s) URL) "
+        "or a BEIR corpus.jsonl",
         description=(
             "Index files (.md .markdown .txt .html .htm .pdf .rst .eml .epub .odt .ods .odp .csv, .zip "
-            "archives of them, and .docx .pptx .xlsx with the formats extra), directories of them, "
+            "archives of them, .docx .pptx .xlsx with the formats extra, and images .png .jpg .jpeg .webp "
+            ".tiff .tif and scanned PDF pages read by OCR with the ocr extra), directories of them, "
             "websites (an http:// or https:// URL: a page, a sitemap or a site "
             "root; indexing it again re-syncs it) or a BEIR corpus.jsonl into a store."
         ),

@@ -548,7 +548,9 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
             span = await asyncio.to_thread(locate_quote, found["text"], quote)
         if span is None and start is not None and end is not None and start < end <= len(found["text"]):
             span = (start, end)  # else the reader's span (`answer_spans`): offsets into this chunk's text
-        found["highlight"] = None if span is None else {"start": span[0], "end": span[1]}
+        found["highlight"] = (
+            None if span is None else {"start": span[0], "end": span[1], "page": _page_at(found, span[0])}
+        )
         return found
 
     @app.get("/v1/status", response_model=StatusView, tags=["health"], summary="Store, models and the key")
@@ -743,3 +745,12 @@ def _version() -> str:
     from haygraph import __version__
 
     return str(__version__)
+
+
+def _page_at(found: dict[str, Any], offset: int) -> int | None:
+    """The page of `offset` in a `Service.evidence` chunk: its page, or a later one from its page breaks."""
+    page = found.get("page")
+    for at, number in found.get("page_breaks") or []:
+        if at <= offset:
+            page = number
+    return page if isinstance(page, int) else None

@@ -86,6 +86,9 @@ class EvidenceItem(BaseModel):
     score: float
     source: str
     page: int | None = None
+    page_breaks: list[tuple[int, int]] = Field(
+        default_factory=list, description="Where later pages begin in `text`: [offset, page] pairs."
+    )
     char_start: int | None = None
     char_end: int | None = None
 
@@ -98,6 +101,7 @@ class AnswerSpanView(BaseModel):
     end: int
     text: str
     margin: float = Field(description="Span score minus the item's no-answer score (> 0: an answer).")
+    page: int | None = Field(default=None, description="The page that holds the span (None: no pages).")
 
 
 class AskResult(BaseModel):
@@ -178,10 +182,11 @@ class ThreadSummary(BaseModel):
 
 
 class Highlight(BaseModel):
-    """Character offsets `[start, end)` of a quote inside the evidence `text`."""
+    """Character offsets `[start, end)` of a quote inside the evidence `text`, and the page holding it."""
 
     start: int
     end: int
+    page: int | None = Field(default=None, description="The page of the quote's start (None: no pages).")
 
 
 class EvidenceView(BaseModel):
@@ -193,7 +198,10 @@ class EvidenceView(BaseModel):
     text: str
     source: str
     heading_path: list[str]
-    page: int | None = None
+    page: int | None = Field(default=None, description="The page where the chunk starts.")
+    page_breaks: list[tuple[int, int]] = Field(
+        default_factory=list, description="Where later pages begin in `text`: [offset, page] pairs."
+    )
     char_start: int | None = Field(default=None, description="The chunk's offset in its source text.")
     char_end: int | None = None
     highlight: Highlight | None = Field(

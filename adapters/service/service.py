@@ -540,6 +540,7 @@ class HaygraphService:
             "source": found.source,
             "heading_path": list(found.heading_path),
             "page": found.page,
+            "page_breaks": [list(item) for item in found.page_breaks],
             "char_start": found.char_start,
             "char_end": found.char_end,
         }

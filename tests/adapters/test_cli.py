@@ -38,7 +38,7 @@ RESULT_KEYS = {
     "decision",
     "answer_spans",
 }
-EVIDENCE_KEYS = {"id", "text", "score", "source", "page", "char_start", "char_end"}
+EVIDENCE_KEYS = {"id", "text", "score", "source", "page", "page_breaks", "char_start", "char_end"}
 HANDBOOK_DIR = Path(sample_handbook_path())
 LEAVE_QUESTION = "How many days of annual leave do I get?"
 ORDER = "202405120001"

@@ -52,7 +52,7 @@ def test_members_are_read_by_their_own_type_with_ids_inside_the_archive(tmp_path
             "Space/Child/Page.md": "# Child page\n\nThe quorum is seven members.",
             "rooms.csv": "room,seats\nOak,12\n",
             "notes.txt": "Plain notes.",
-            "logo.png": b"\x89PNG\r\n\x1a\n",
+            "setup.exe": b"MZ",
             "Space/": "",
         },
     )
@@ -68,7 +68,7 @@ def test_members_are_read_by_their_own_type_with_ids_inside_the_archive(tmp_path
     assert home.content == "# Home\n\nWelcome to the team space." and home.meta["title"] == "Home"
     assert home.meta["file_path"] == str(export.resolve() / "Space" / "Home.html")
     assert "| Oak | 12 |" in (by_id["export.zip/rooms.csv"].content or "")
-    assert result["skipped"] == [f"{export.resolve()}/logo.png: unsupported file type '.png'"]
+    assert result["skipped"] == [f"{export.resolve()}/setup.exe: unsupported file type '.exe'"]
 
 
 def test_names_that_climb_out_links_hidden_and_encrypted_members_are_skipped(tmp_path: Path) -> None:

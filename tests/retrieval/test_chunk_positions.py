@@ -60,6 +60,30 @@ class TestChunkLocator:
         assert located[0].meta["page"] == 1 and located[-1].meta["page"] == 2
         assert chunks[0].meta.get("char_start") is None  # inputs are not mutated
 
+    def test_a_chunk_of_merged_short_pages_keeps_where_each_page_begins(self):
+        pages = [
+            "Cafeteria opens at 11:30.",
+            "The bicycle shed closes at 22:00.",
+            "Lost property: reception.",
+        ]
+        text = "\n\n".join(pages)
+        starts = [0, len(pages[0]) + 2, len(pages[0]) + len(pages[1]) + 4]
+        source = Document(content=text, meta={"source_id": "h.pdf", "page_starts": starts})
+        [chunk] = StructuredSplitter(min_chars=100, max_chars=300).run(documents=[source])["documents"]
+        [out] = ChunkLocator().run(documents=[chunk], sources=[source])["documents"]
+        assert out.meta["page"] == 1
+        breaks = out.meta["page_breaks"]
+        assert [page for _, page in breaks] == [2, 3]
+        assert [out.content[at:].split("\n")[0] for at, _ in breaks] == pages[1:]
+        # a chunk rewritten by the splitter (a heading repeated above it): each page's first line is found
+        rewritten = Document(content="# Handbook\n\n" + text, meta={"source_id": "h.pdf"})
+        [moved] = ChunkLocator().run(documents=[rewritten], sources=[source])["documents"]
+        assert [rewritten.content[at:].split("\n")[0] for at, _ in moved.meta["page_breaks"]] == pages[1:]
+        # a chunk within one page has no breaks
+        one = Document(content=pages[1], meta={"source_id": "h.pdf"})
+        [single] = ChunkLocator().run(documents=[one], sources=[source])["documents"]
+        assert single.meta["page"] == 2 and "page_breaks" not in single.meta
+
     def test_sources_are_matched_by_tenant_and_source_id(self):
         a = Document(content="alpha beta", meta={"source_id": "x", "tenant": "t1"})
         b = Document(content="gamma alpha beta", meta={"source_id": "x", "tenant": "t2"})

@@ -479,7 +479,9 @@ async function openEvidence(id, quote, span) {
     [t("source"), view.source],
     [t("headings"), (view.heading_path || []).join(" › ") || "—"],
   ];
-  if (view.page !== null && view.page !== undefined) rows.push([t("page"), view.page]);
+  // the page of the cited quote (a chunk of merged short pages runs over several), else where the chunk starts
+  const page = view.highlight && view.highlight.page !== null && view.highlight.page !== undefined ? view.highlight.page : view.page;
+  if (page !== null && page !== undefined) rows.push([t("page"), page]);
   if (view.char_start !== null && view.char_start !== undefined) rows.push([t("offsets"), `${view.char_start}–${view.char_end}`]);
   if (known) {
     const scores = [t("score", { s: Number(known.score).toFixed(3) })];

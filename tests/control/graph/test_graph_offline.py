@@ -423,6 +423,7 @@ class TestRunTurn:
             "score": 4.0,  # overlap: employees, days, annual, leave
             "source": "hr.md",
             "page": None,  # the scripted evidence has no position
+            "page_breaks": [],
             "char_start": None,
             "char_end": None,
         }
