@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -183,8 +184,8 @@ class Tracing:
                 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
                 provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-            else:
-                provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
+            else:  # on stderr: `ask --json` keeps stdout for its result
+                provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
         self.provider = provider
         self.tracer = provider.get_tracer("haygraph", str(__version__))
         self._haystack = _haystack_tracer(provider.get_tracer("haystack"))
@@ -269,12 +270,23 @@ class Tracing:
 HAYSTACK_TEXT_TAGS = frozenset({"haystack.pipeline.input_data"})
 """Tags Haystack sets as plain tags though they hold the pipeline's inputs (the query): kept only while
 content tracing is on, like its content tags (`haystack.component.input`, `...output`)."""
+HAYSTACK_STATIC_TAGS = frozenset(
+    {
+        "haystack.component.fully_qualified_type",
+        "haystack.component.input_types",
+        "haystack.component.input_spec",
+        "haystack.component.output_spec",
+        "haystack.pipeline.metadata",
+    }
+)
+"""Tags that describe the pipeline's wiring, the same on every run (sockets' types and senders, as JSON):
+left out, since they are most of the bytes of a component's span and of the time to export it."""
 
 
 def _haystack_tracer(tracer: Any) -> Any:
-    """The `OpenTelemetryTracer` of `opentelemetry-haystack` over `tracer`, less `HAYSTACK_TEXT_TAGS`.
+    """The `OpenTelemetryTracer` of `opentelemetry-haystack` over `tracer`, less some of Haystack's tags.
 
-    (Those are kept when content tracing is on.)
+    `HAYSTACK_STATIC_TAGS` always; `HAYSTACK_TEXT_TAGS` unless content tracing is on.
     """
     from haystack import tracing as haystack_tracing
     from haystack_integrations.tracing.opentelemetry import OpenTelemetryTracer
@@ -284,8 +296,11 @@ def _haystack_tracer(tracer: Any) -> Any:
         def trace(
             self, operation_name: str, tags: dict[str, Any] | None = None, parent_span: Any = None
         ) -> Iterator[Any]:
-            if tags and not haystack_tracing.tracer.is_content_tracing_enabled:
-                tags = {k: v for k, v in tags.items() if k not in HAYSTACK_TEXT_TAGS}
+            if tags:
+                dropped = HAYSTACK_STATIC_TAGS
+                if not haystack_tracing.tracer.is_content_tracing_enabled:
+                    dropped = dropped | HAYSTACK_TEXT_TAGS
+                tags = {k: v for k, v in tags.items() if k not in dropped}
             with super().trace(operation_name, tags=tags, parent_span=parent_span) as span:
                 yield span
 
