@@ -149,6 +149,7 @@ class Tracing:
         self._haystack_before: Any = None
         self._content_before = False
         self._node_before: Any = None
+        self._active_before: Tracing | None = None
         self._handlers: list[tuple[logging.Handler, logging.Formatter | None]] = []
         self._filter = TraceContextFilter()
 
@@ -211,7 +212,7 @@ class Tracing:
                 handler.setFormatter(logging.Formatter(TRACED_LOG_FORMAT))
             else:
                 self._handlers.append((handler, None))
-        _active = self
+        self._active_before, _active = _active, self
         return self
 
     def close(self) -> None:
@@ -236,7 +237,7 @@ class Tracing:
                 handler.setFormatter(formatter)
         self._handlers.clear()
         if _active is self:
-            _active = None
+            _active = self._active_before
         provider, self.provider, self.tracer = self.provider, None, None
         provider.shutdown()
 

@@ -26,7 +26,7 @@ from haygraph.adapters.cli.main import main as cli_main
 from haygraph.adapters.errors import TracingConfigError
 from haygraph.adapters.service import HaygraphService, ServiceSettings
 from haygraph.adapters.service.errors import ServiceConfigError
-from haygraph.adapters.tracing import LOG_FORMAT, Tracing, tracing_requested, turn_span
+from haygraph.adapters.tracing import LOG_FORMAT, Tracing, active, tracing_requested, turn_span
 from haygraph.control.graph.tracing import node_tracer
 from tests.adapters.service.server_helpers import KEY_A, TENANT_DOCS, running_server, wait_for, write_keys
 
@@ -192,7 +192,11 @@ def test_x_trace_id_on_every_response_and_incoming_context(
 
 def test_trace_content_opt_in(tmp_path: Path, tenant_store: Path, receiver: OtlpReceiver) -> None:
     keys = write_keys(tmp_path / "keys.yaml")
-    haystack_before, node_before = haystack_tracing.tracer.actual_tracer, node_tracer()
+    haystack_before, node_before, active_before = (
+        haystack_tracing.tracer.actual_tracer,
+        node_tracer(),
+        active(),
+    )
     inner_before = getattr(haystack_before, "inner", None)  # the metrics' timer of a running server
     with pytest.MonkeyPatch.context() as patch:
         _otel_env(patch, receiver)
@@ -210,6 +214,7 @@ def test_trace_content_opt_in(tmp_path: Path, tenant_store: Path, receiver: Otlp
     assert getattr(haystack_before, "inner", None) is inner_before
     assert haystack_tracing.tracer.is_content_tracing_enabled is False
     assert node_tracer() is node_before
+    assert active() is active_before
 
 
 def test_cli_ask_is_one_trace(
