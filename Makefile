@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
 	$(PIP) torch==2.13.0
-	$(PIP) -e '.[dev,mcp,serve,qdrant,postgres,onnx,formats,ocr,train,multilingual,browser]'
+	$(PIP) -e '.[dev,mcp,serve,otel,qdrant,postgres,onnx,formats,ocr,train,multilingual,browser]'
 	@touch $(STAMP)
 
 demo: install

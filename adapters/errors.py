@@ -20,3 +20,10 @@ class UnusableDatabaseError(AdapterError, ValueError):
 
     The message names the file and what to do with it.
     """
+
+
+class TracingConfigError(AdapterError, ValueError):
+    """Tracing cannot start: an `OTEL_*` variable's value is unsupported, or the `otel` extra is missing.
+
+    The message names the variable or the extra.
+    """

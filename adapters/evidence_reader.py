@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from haystack import Document
+from haystack import Document, tracing
 
 from haygraph.control.evidence import Evidence
 from haygraph.control.reading import NO_SPAN_MARGIN, AnswerSpan, Reading
@@ -74,9 +74,25 @@ class EvidenceReader:
 
         An item read before against the same question (the same text) is not read again: its spans come
         from a memo of the last `MEMO_ITEMS` items (each item is read on its own, so they are the same).
+        The read is a `haygraph.reader` span of Haystack's tracer (items, items the model ran on, spans,
+        margin; the question only with content tracing).
         """
         if not evidence or not question.strip():
             return Reading(read=[e.id for e in evidence])
+        with tracing.tracer.trace("haygraph.reader", tags={"haygraph.reader.items": len(evidence)}) as span:
+            span.set_content_tag("haygraph.reader.question", question)
+            reading, model_items = self._reading(question, evidence)
+            span.set_tags(
+                {
+                    "haygraph.reader.model_items": model_items,  # the others' spans came from the memo
+                    "haygraph.reader.spans": len(reading.spans),
+                    "haygraph.reader.margin": reading.margin,
+                }
+            )
+            return reading
+
+    def _reading(self, question: str, evidence: Sequence[Evidence]) -> tuple[Reading, int]:
+        """The reading of `evidence`, and how many of its items the model read (not in the memo)."""
         found: dict[str, list[tuple[int, int, str, float]]] = {}
         with self._memo_lock:
             for e in evidence:
@@ -98,9 +114,8 @@ class EvidenceReader:
             for start, end, text, margin in found[e.id]
         ]
         spans.sort(key=lambda s: -s.margin)
-        return Reading(
-            spans=spans, margin=spans[0].margin if spans else NO_SPAN_MARGIN, read=[e.id for e in evidence]
-        )
+        margin = spans[0].margin if spans else NO_SPAN_MARGIN
+        return Reading(spans=spans, margin=margin, read=[e.id for e in evidence]), len(unread)
 
     def _read(
         self, question: str, evidence: Sequence[Evidence]

@@ -1,12 +1,18 @@
-"""The cost of `--metrics`: the same 8-client ask load on `serve` with metrics off and on, in one run.
+"""The cost of `--metrics` and `--tracing`: one 8-client ask load on `serve` with them off and on, one run.
 
-Two `haygraph serve` processes over the bundled handbook start together, one with `--metrics off`
-(the default) and one with `--metrics loopback` (the HTTP middleware, the node and Haystack component
-timers, the collectors; scraped every `--scrape-s` seconds by this script, as Prometheus would: 15 s is
-a usual interval, 5 s the default here). The load
-alternates between them in rounds (off, on, off, on, ...) so that the machine's drift hits both alike;
-each round is `--clients` threads sending `--asks` questions each. Printed: p50 / p95 and throughput per
-variant over all its rounds, and the ratio on / off.
+Four `haygraph serve` processes over the bundled handbook start together: `off` (the defaults),
+`metrics` (`--metrics loopback`: the HTTP middleware, the node and Haystack component timers, the
+collectors; scraped every `--scrape-s` seconds by this script, as Prometheus would: 15 s is a usual
+interval, 5 s the default here), `traced` (`--metrics loopback --tracing`: the metrics as before plus a
+span per request, turn, graph node, Haystack component and reader run, batched and exported over
+OTLP/HTTP to a receiver in this script, `benchmarks.otlp_receiver`, which parses every request, so the
+exporter's whole cost is counted) and `traced_10pct` (the same, keeping one trace in ten:
+`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, `OTEL_TRACES_SAMPLER_ARG=0.1`). The load alternates
+between them in rounds (off, metrics, traced, traced_10pct; metrics, traced, traced_10pct, off; ...) so
+that the machine's drift hits all alike; each round is `--clients` threads sending `--asks` questions
+each. Printed per variant over all its rounds: p50 / p95, throughput and the server process's CPU time
+per ask (user + system, from /proc: the cost itself, which a busy machine's latency noise hides); the
+ratios to `off`; the spans the receiver got.
 
     python -m benchmarks.bench_metrics_overhead [--rounds 4] [--clients 8] [--asks 25]
 """
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import threading
@@ -25,10 +32,29 @@ import httpx
 import numpy as np
 
 from benchmarks.bench_service import build_handbook_store, free_port, run_clients, start_server
+from benchmarks.otlp_receiver import OtlpReceiver
+
+TRACED = ["--metrics", "loopback", "--tracing"]
+VARIANTS: dict[str, tuple[list[str], dict[str, str]]] = {
+    "off": ([], {}),
+    "metrics": (["--metrics", "loopback"], {}),
+    "traced": (TRACED, {}),
+    "traced_10pct": (
+        TRACED,
+        {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"},
+    ),
+}
+"""Each variant's `serve` flags and environment."""
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user + system) process `pid` has used so far (Linux `/proc/PID/stat`)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
-    """Start both servers, run the alternating rounds, print the comparison."""
+    """Start the servers, run the alternating rounds, print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=4, help="rounds per variant (default 4)")
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
@@ -36,36 +62,50 @@ def main() -> None:
     parser.add_argument("--scrape-s", type=float, default=5.0, help="scrape interval (default 5 s)")
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-metrics-") as name:
+    with tempfile.TemporaryDirectory(prefix="bench-metrics-") as name, OtlpReceiver() as receiver:
         store = build_handbook_store(Path(name))
-        ports = {"off": free_port(), "on": free_port()}
-        servers = {
-            "off": start_server(store, ports["off"])[0],
-            "on": start_server(store, ports["on"], ["--metrics", "loopback"])[0],
-        }
+        os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint  # read by the traced server only
+        os.environ.setdefault("OTEL_SERVICE_NAME", "haygraph-bench")
+        ports = {variant: free_port() for variant in VARIANTS}
+        servers = {}
+        for variant, (extra, env) in VARIANTS.items():
+            saved = {name: os.environ.get(name) for name in env}
+            os.environ.update(env)
+            try:
+                servers[variant] = start_server(store, ports[variant], extra)[0]
+            finally:
+                for name, value in saved.items():
+                    if value is None:
+                        del os.environ[name]
+                    else:
+                        os.environ[name] = value
         stop = threading.Event()
 
         def scrape() -> None:  # as a Prometheus server would
             with httpx.Client(timeout=10) as http:
                 while not stop.wait(args.scrape_s):
-                    http.get(f"http://127.0.0.1:{ports['on']}/metrics")
+                    for variant in ("metrics", "traced", "traced_10pct"):
+                        http.get(f"http://127.0.0.1:{ports[variant]}/metrics")
 
         scraper = threading.Thread(target=scrape, daemon=True)
         scraper.start()
-        rounds: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
+        rounds: dict[str, list[dict[str, Any]]] = {variant: [] for variant in VARIANTS}
         try:
-            for variant in ("off", "on"):  # warm both (first turns, caches) outside the figures
+            for variant in VARIANTS:  # warm all (first turns, caches) outside the figures
                 run_clients(f"http://127.0.0.1:{ports[variant]}", args.clients, 3)
-            for _ in range(args.rounds):
-                for variant in ("off", "on"):
-                    rounds[variant].append(
-                        run_clients(f"http://127.0.0.1:{ports[variant]}", args.clients, args.asks)
-                    )
+            order = list(VARIANTS)
+            for n in range(args.rounds):
+                for variant in order[n % len(order) :] + order[: n % len(order)]:  # each goes first in turn
+                    cpu = cpu_seconds(servers[variant].pid)
+                    run = run_clients(f"http://127.0.0.1:{ports[variant]}", args.clients, args.asks)
+                    run["cpu_s"] = cpu_seconds(servers[variant].pid) - cpu
+                    rounds[variant].append(run)
         finally:
             stop.set()
             for proc in servers.values():
                 proc.terminate()
                 proc.wait(timeout=60)
+        spans, exports = receiver.count(), receiver.requests  # the traced server flushed at shutdown
     figures: dict[str, Any] = {}
     for variant, runs in rounds.items():
         requests = sum(r["requests"] for r in runs)
@@ -77,11 +117,17 @@ def main() -> None:
             "p50_ms": round(float(np.median([r["p50_ms"] for r in runs])), 1),
             "p95_ms": round(float(np.median([r["p95_ms"] for r in runs])), 1),
             "throughput_rps": round(requests / wall, 1),
+            "server_cpu_ms_per_ask": round(1000.0 * sum(r["cpu_s"] for r in runs) / requests, 1),
         }
-    figures["on_vs_off"] = {
-        "p50": round(figures["on"]["p50_ms"] / figures["off"]["p50_ms"], 3),
-        "throughput": round(figures["on"]["throughput_rps"] / figures["off"]["throughput_rps"], 3),
-    }
+    for variant in ("metrics", "traced", "traced_10pct"):
+        figures[f"{variant}_vs_off"] = {
+            "p50": round(figures[variant]["p50_ms"] / figures["off"]["p50_ms"], 3),
+            "throughput": round(figures[variant]["throughput_rps"] / figures["off"]["throughput_rps"], 3),
+            "server_cpu": round(
+                figures[variant]["server_cpu_ms_per_ask"] / figures["off"]["server_cpu_ms_per_ask"], 3
+            ),
+        }
+    figures["receiver"] = {"spans": spans, "export_requests": exports}
     sys.stdout.write(json.dumps(figures, indent=2) + "\n")
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2))

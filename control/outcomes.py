@@ -11,3 +11,13 @@ Status = Literal[
     "completed", "insufficient_evidence", "needs_clarification", "needs_confirmation", "degraded", "rejected"
 ]
 """Outcome of a turn; see `haygraph.control.api` for what each one means to a caller."""
+
+OUTCOMES: dict[str, str] = {
+    "completed": "answered",
+    "insufficient_evidence": "refused",
+    "rejected": "refused",
+    "degraded": "degraded",
+    "needs_clarification": "needs_clarification",
+    "needs_confirmation": "needs_confirmation",
+}
+"""Each `Status` as the outcome operators count and trace: answered, refused, degraded or needs_*."""

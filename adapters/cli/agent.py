@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, cast
 from haygraph.adapters.cli.settings import (
     Layer,
     add_settings_arguments,
+    add_tracing_arguments,
     describe_settings,
     filters_from_pairs,
     given_config,
@@ -64,6 +65,7 @@ def register(sub: Any) -> None:
     add_settings_arguments(p, filters=True)
     p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
+    add_tracing_arguments(p)
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("chat", help="multi-turn conversation; threads persist in SQLite across restarts")
@@ -165,19 +167,33 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     A turn that would run a tool with side effects ends with status `needs_confirmation` and its
     `thread_id`; `ask --thread ID --confirm yes|no` resumes it. Threads live in `--threads-db`.
+    With `--tracing` the turn is one trace (`haygraph ask`, its nodes, components and reader), exported
+    before the command returns.
     """
+    from haygraph.adapters.tracing import Tracing, tracing_requested, turn_span
     from haygraph.control.errors import ConfigError
 
     if args.confirm is not None and (args.thread is None or args.question is not None):
         raise ConfigError("--confirm answers a paused turn: pass --thread ID and no question")
     if args.confirm is None and not args.question:
         raise ConfigError("give a question (or --thread ID --confirm yes|no to answer a paused turn)")
+    if args.trace_content and not tracing_requested(args.tracing):
+        raise ConfigError("--trace-content records text in traces: it needs --tracing")
+    tracing = Tracing(content=args.trace_content) if tracing_requested(args.tracing) else None
     thread = args.thread or f"ask-{uuid.uuid4().hex[:12]}"
     agent, settings = _agent(args, threads_db=args.threads_db or str(Path(args.store) / "threads.sqlite"))
-    if args.confirm is not None:
-        result = agent.resume(thread, approve=args.confirm)
-    else:
-        result = agent.ask(args.question, thread_id=thread, filters=filters_from_pairs(args.filter))
+    if tracing is not None:
+        tracing.start()
+    try:
+        with turn_span("haygraph ask", tenant=args.tenant, question=args.question) as record:
+            if args.confirm is not None:
+                result = agent.resume(thread, approve=args.confirm)
+            else:
+                result = agent.ask(args.question, thread_id=thread, filters=filters_from_pairs(args.filter))
+            record(result)
+    finally:
+        if tracing is not None:
+            tracing.close()  # exports the spans before the process ends
     result = {**result, "thread_id": thread}
     if args.json:
         print(json.dumps({**result, "settings": settings}, ensure_ascii=False, indent=2))

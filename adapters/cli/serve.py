@@ -7,7 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from haygraph.adapters.cli.settings import add_settings_arguments, given_config, settings_layers
+from haygraph.adapters.cli.settings import (
+    add_settings_arguments,
+    add_tracing_arguments,
+    given_config,
+    settings_layers,
+)
 
 
 def register(sub: Any) -> None:
@@ -86,6 +91,7 @@ def register(sub: Any) -> None:
         help="GET /metrics for Prometheus: off (default), loopback (127.0.0.1/::1 clients only) or key "
         "(the bearer key in $HAYGRAPH_METRICS_KEY)",
     )
+    add_tracing_arguments(p)
     load = p.add_argument_group("load and shutdown")
     load.add_argument(
         "--max-in-flight",
@@ -129,6 +135,8 @@ def register(sub: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the HTTP service until interrupted."""
+    from haygraph.adapters.tracing import tracing_requested
+
     try:
         from haygraph.adapters.service import ServiceSettings, serve
     except ImportError as exc:
@@ -160,6 +168,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         audit_questions=args.audit_questions,
         auth=args.auth,
         oidc_config=Path(args.oidc_config) if args.oidc_config else None,
+        tracing=tracing_requested(args.tracing),
+        trace_content=args.trace_content,
     )
     serve(settings, announce=lambda line: print(f"haygraph serve: {line}", file=sys.stderr, flush=True))
     return 0

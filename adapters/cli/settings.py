@@ -291,3 +291,20 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
     for part in parents:
         data = data.setdefault(part, {})
     data[last] = value
+
+
+def add_tracing_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--tracing` and `--trace-content` (`serve`, `ask`): OpenTelemetry traces, the `otel` extra."""
+    group = parser.add_argument_group("tracing (OpenTelemetry; the otel extra)")
+    group.add_argument(
+        "--tracing",
+        action="store_true",
+        help="export OpenTelemetry traces over OTLP/HTTP as the OTEL_* variables say "
+        "(OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER...); also on when "
+        "OTEL_TRACES_EXPORTER is otlp or console, off with OTEL_SDK_DISABLED=true (see docs/operations.md)",
+    )
+    group.add_argument(
+        "--trace-content",
+        action="store_true",
+        help="with tracing, record question, answer and document text in spans (default: none)",
+    )

@@ -77,6 +77,7 @@ from haygraph.adapters.service.schemas import (
 from haygraph.adapters.service.service import HaygraphService
 from haygraph.adapters.service.tenancy import check_filters, merge_filters
 from haygraph.adapters.service.turns import ask_turn, stream_turn
+from haygraph.adapters.tracing import Tracing
 
 logger = logging.getLogger(__name__)
 
@@ -284,16 +285,21 @@ def _sse(kind: str | None, data: Any) -> bytes:
 
 def create_app(service: HaygraphService) -> FastAPI:
     """The ASGI app over `service` (started and closed by the app's lifespan)."""
+    tracing = Tracing(content=service.settings.trace_content) if service.settings.tracing else None
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await service.start()
+        if tracing is not None:
+            tracing.start()
         try:
             yield
         finally:  # uvicorn has let in-flight requests finish before this runs
             await service.close()
             if service.settings.metrics != "off":
                 metrics.disable_component_timing()
+            if tracing is not None:
+                await asyncio.to_thread(tracing.close)  # exports the spans left
 
     app = FastAPI(
         title="haygraph",
@@ -323,6 +329,10 @@ def create_app(service: HaygraphService) -> FastAPI:
         metrics.SERVICE_COLLECTOR.bind(service)
         metrics.enable_component_timing()
         app.add_middleware(metrics.MetricsMiddleware, routes=app.router)  # outermost: counts every answer
+    if tracing is not None:
+        from haygraph.adapters.service.traces import TracingMiddleware
+
+        app.add_middleware(TracingMiddleware, routes=app.router, tracing=tracing)  # around everything else
     _add_error_handlers(app)
     timeout = service.settings.request_timeout_s
 

@@ -56,10 +56,10 @@ from prometheus_client import (
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from starlette.routing import Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from haygraph.adapters.service.asgi import StatusRecorder
+from haygraph.adapters.service.asgi import RouteTemplates, StatusRecorder
+from haygraph.control.outcomes import OUTCOMES
 
 if TYPE_CHECKING:
     from haygraph.adapters.service.service import HaygraphService
@@ -137,15 +137,6 @@ DATABASE_UP = Gauge(
     ["database"],
     registry=REGISTRY,
 )
-
-OUTCOMES = {
-    "completed": "answered",
-    "insufficient_evidence": "refused",
-    "rejected": "refused",
-    "degraded": "degraded",
-    "needs_clarification": "needs_clarification",
-    "needs_confirmation": "needs_confirmation",
-}
 
 
 def observe_turn(result: dict[str, Any]) -> None:
@@ -277,38 +268,13 @@ def check_access(mode: str, client_host: str | None, authorization: str | None) 
     return "metrics are off"
 
 
-TEMPLATE_CACHE = 4096
-
-
 class MetricsMiddleware:
     """Counts and times every HTTP request by route template, method, status and tenant (outermost)."""
 
     def __init__(self, app: ASGIApp, routes: Any) -> None:
         self.app = app
-        self.routes = routes
-        """The app's router: its routes give a request's template (`/v1/jobs/{job_id}`, not the id)."""
-        self._templates: dict[tuple[str, str], str] = {}
-        """Recent (method, path) -> template, at most `TEMPLATE_CACHE` (matching every route costs ~50 µs)."""
-
-    def _template(self, scope: Scope) -> str:
-        key = (scope["method"], scope["path"])
-        found = self._templates.get(key)
-        if found is None:
-            found = self._match(scope)
-            if len(self._templates) >= TEMPLATE_CACHE:
-                self._templates.clear()  # paths with ids are unbounded: start over rather than grow
-            self._templates[key] = found
-        return found
-
-    def _match(self, scope: Scope) -> str:
-        partial = None
-        for route in self.routes.routes:
-            match, _ = route.matches(scope)
-            if match == Match.FULL:
-                return str(getattr(route, "path", "other"))
-            if match == Match.PARTIAL and partial is None:
-                partial = str(getattr(route, "path", "other"))
-        return partial or "unmatched"
+        self.templates = RouteTemplates(routes)
+        """A request's route template (`/v1/jobs/{job_id}`, not the id)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on; count it once its response has ended (or failed)."""
@@ -321,7 +287,7 @@ class MetricsMiddleware:
             await self.app(scope, receive, recorder)
         finally:
             status = recorder.status
-            route, method = self._template(scope), scope["method"]
+            route, method = self.templates.of(scope), scope["method"]
             caller = (scope.get("state") or {}).get("caller")
             tenant = tenant_label(caller.tenant) if caller is not None else "none"
             REQUESTS.labels(route, method, str(status), tenant).inc()

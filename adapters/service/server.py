@@ -55,6 +55,10 @@ def startup_lines(service: HaygraphService) -> list[str]:
         unseen = unseen_chunks_warning(service, set(tenants))
         if unseen:
             lines.append(unseen)
+    if s.tracing:
+        from haygraph.adapters.tracing import Tracing
+
+        lines.append(Tracing(content=s.trace_content).describe())
     lines.append(
         f"load: {s.in_flight_limit} requests in flight, {s.queue_limit} waiting, then 429 (--max-in-flight, "
         "--max-queue)"

@@ -120,6 +120,13 @@ class ServiceSettings:
     """`GET /metrics` (Prometheus): `off`, `loopback` (open to 127.0.0.1 / ::1 only) or `key` (the bearer key
     in the environment variable `HAYGRAPH_METRICS_KEY`)."""
 
+    tracing: bool = False
+    """OpenTelemetry traces (`--tracing`, the `otel` extra): a span per request, turn, graph node, Haystack
+    component and reader run, exported as the `OTEL_*` variables say (see `haygraph.adapters.tracing`)."""
+
+    trace_content: bool = False
+    """Whether spans may hold question, answer and document text (`--trace-content`; off: none)."""
+
     @property
     def in_flight_limit(self) -> int:
         """`max_in_flight`, or its default from the core count."""
@@ -170,6 +177,15 @@ class ServiceSettings:
                 "--metrics key needs a key of at least 16 characters in the environment variable "
                 "HAYGRAPH_METRICS_KEY (not on the command line, where other users of the host can read it)"
             )
+        if self.trace_content and not self.tracing:
+            raise ServiceConfigError("--trace-content records text in traces: it needs --tracing")
+        if self.tracing:
+            from haygraph.adapters.tracing import Tracing
+
+            try:
+                Tracing(content=self.trace_content)  # the OTEL_* variables and the extra, checked now
+            except ValueError as exc:
+                raise ServiceConfigError(str(exc)) from exc
         if self.auth not in ("keys", "oidc"):
             raise ServiceConfigError(f"--auth must be keys or oidc, but got {self.auth!r}")
         if (self.auth == "oidc") != (self.oidc_config is not None):

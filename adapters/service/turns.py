@@ -36,6 +36,7 @@ from haygraph.adapters.service.errors import DeadlineExceededError, ServiceError
 from haygraph.adapters.service.metrics import observe_turn, set_database_up
 from haygraph.adapters.service.streaming import AnswerTokens, answer_pieces, closing_text
 from haygraph.adapters.service.threads import is_threads_error
+from haygraph.adapters.tracing import turn_span
 from haygraph.control import Context, result_from_state
 
 logger = logging.getLogger(__name__)
@@ -172,8 +173,16 @@ async def _first_of(work: Awaitable[Any], request: TurnRequest, timeout_s: float
 async def ask_turn(request: TurnRequest) -> dict[str, Any]:
     """Run the turn to the end; the result object, or `DeadlineExceededError` at the deadline.
 
-    `ShuttingDownError` when the service stops turns (shutdown grace over) first.
+    `ShuttingDownError` when the service stops turns (shutdown grace over) first. While tracing, the run
+    is a `haygraph.turn` span with the result's status, decision, margin and evidence counts.
     """
+    with turn_span() as record:
+        result = await _ask_turn(request)
+        record(result)
+        return result
+
+
+async def _ask_turn(request: TurnRequest) -> dict[str, Any]:
     start = time.perf_counter()
     if request.stop is not None and request.stop.is_set():
         raise ShuttingDownError(SHUTDOWN_MESSAGE)
@@ -216,6 +225,14 @@ def _node_ms(update: Any, node: str) -> float:
 
 
 async def _run_events(request: TurnRequest) -> AsyncIterator[TurnEvent]:
+    with turn_span() as record:
+        async for event in _turn_events(request):
+            if event.kind == "result":
+                record(event.data)
+            yield event
+
+
+async def _turn_events(request: TurnRequest) -> AsyncIterator[TurnEvent]:
     start = time.perf_counter()
     tokens = AnswerTokens()
     final: dict[str, Any] | None = None

@@ -27,6 +27,7 @@ from haygraph.control.graph.checkpointers import allow_state_types
 from haygraph.control.graph.context import Context
 from haygraph.control.graph.routers import route_after_analyze, route_after_evaluate
 from haygraph.control.graph.state import InputState, State
+from haygraph.control.graph.tracing import node_tracer
 
 NodeFn = Callable[[State, Runtime[Context]], dict[str, Any]]
 ContextFallback = Callable[[Runtime[Context]], Runtime[Context]]
@@ -87,6 +88,8 @@ def instrumented(
 ) -> Node:
     """Wrap a node so it appends its name to `path` and its duration to `timings_ms`.
 
+    With a node tracer set (`haygraph.control.graph.tracing`), the node runs inside its span.
+
     The turn's entry node (`starts_turn`) overwrites both instead, so they start fresh each turn.
     `fallback` supplies the context of a run invoked without one (see `default_context`).
     """
@@ -94,7 +97,13 @@ def instrumented(
 
     def node(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
         start = time.perf_counter()
-        update = fn(state, with_context(runtime))
+        tracer = node_tracer()
+        if tracer is None:
+            update = fn(state, with_context(runtime))
+        else:
+            with tracer.node_span(name) as record:
+                update = fn(state, with_context(runtime))
+                record(update)
         elapsed = {name: (time.perf_counter() - start) * 1000.0}
         if starts_turn:
             return {**update, "path": Overwrite([name]), "timings_ms": Overwrite(elapsed)}
