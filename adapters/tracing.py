@@ -35,6 +35,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from haygraph.adapters.errors import TracingConfigError
 from haygraph.control.graph.tracing import NodeRecord, node_tracer, set_node_tracer
@@ -101,6 +102,14 @@ def endpoint(environ: Mapping[str, str] | None = None) -> str:
     return f"{base.rstrip('/')}/v1/traces"
 
 
+def shown_endpoint(url: str) -> str:
+    """`url` as it may be logged: a user name and password in it (`https://user:secret@host`) hidden."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+
+
 def _ignore(_update: dict[str, Any]) -> None:
     return None
 
@@ -156,7 +165,8 @@ class Tracing:
     def describe(self) -> str:
         """One line for the operator: where spans go, the service name, whether text is recorded."""
         where = ", ".join(
-            f"OTLP/HTTP to {endpoint(self.environ)}" if n == "otlp" else "the console" for n in self.exporters
+            f"OTLP/HTTP to {shown_endpoint(endpoint(self.environ))}" if n == "otlp" else "the console"
+            for n in self.exporters
         )
         name = self.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME
         sampler = self.environ.get("OTEL_TRACES_SAMPLER") or "parentbased_always_on"

@@ -26,7 +26,14 @@ from haygraph.adapters.cli.main import main as cli_main
 from haygraph.adapters.errors import TracingConfigError
 from haygraph.adapters.service import HaygraphService, ServiceSettings
 from haygraph.adapters.service.errors import ServiceConfigError
-from haygraph.adapters.tracing import LOG_FORMAT, Tracing, active, tracing_requested, turn_span
+from haygraph.adapters.tracing import (
+    LOG_FORMAT,
+    Tracing,
+    active,
+    shown_endpoint,
+    tracing_requested,
+    turn_span,
+)
 from haygraph.control.graph.tracing import node_tracer
 from tests.adapters.service.server_helpers import KEY_A, TENANT_DOCS, running_server, wait_for, write_keys
 
@@ -280,3 +287,14 @@ def test_tracing_settings(tenant_store: Path, monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(TracingConfigError, match="zipkin"):
         Tracing()
     assert ServiceSettings(store_dir=tenant_store).tracing is False  # off by default
+
+
+def test_the_logged_endpoint_hides_credentials() -> None:
+    assert shown_endpoint("https://user:s3cret@collector.example:4318/v1/traces") == (
+        "https://***@collector.example:4318/v1/traces"
+    )
+    assert shown_endpoint("http://127.0.0.1:4318/v1/traces") == "http://127.0.0.1:4318/v1/traces"
+    described = Tracing(
+        environ={"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://u:pw@otel.example"}
+    ).describe()
+    assert "pw" not in described and "***@otel.example" in described
