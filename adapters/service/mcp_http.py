@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.fastmcp.server import StreamableHTTPASGIApp
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.routing import Route
 
@@ -79,11 +80,31 @@ def create_service_mcp_server(service: HaygraphService) -> FastMCP:
     return create_bound_mcp_server(
         access,
         "haygraph",
-        host=service.settings.host,  # on loopback the SDK also checks Host/Origin (DNS rebinding)
+        host=service.settings.host,
         port=service.settings.port,
         stateless_http=True,
         json_response=True,
         streamable_http_path=MCP_PATH,
+        transport_security=transport_security(service),
+    )
+
+
+def transport_security(service: HaygraphService) -> TransportSecuritySettings:
+    """The SDK's Host/Origin check (against DNS rebinding): on only where no credential is needed.
+
+    Without keys or tokens, `serve` listens on loopback only and a web page the user visits could reach it
+    through a rebound name: then only loopback names may be the `Host` (421) and `Origin` (403). With keys
+    or tokens a rebound page holds no credential, and a reverse proxy may pass on its own `Host`.
+    """
+    if service.keyring is not None or service.verifier is not None:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    loopback = ["127.0.0.1", "localhost", "[::1]"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*loopback, *(f"{h}:*" for h in loopback)],
+        allowed_origins=[
+            f"{scheme}://{h}{port}" for scheme in ("http", "https") for h in loopback for port in ("", ":*")
+        ],
     )
 
 

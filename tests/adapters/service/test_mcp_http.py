@@ -221,3 +221,41 @@ def test_bad_arguments_are_tool_errors(served: tuple[str, Path]) -> None:
     assert "question" in error_text(empty)
     assert "filter" in error_text(bad_filter)
     assert "5000 characters" in error_text(long_id)
+
+
+def test_without_keys_only_loopback_names_may_reach_mcp(tenant_store: Path) -> None:
+    """Without keys (loopback only): a rebound name (`Host`) or a foreign page (`Origin`) is refused."""
+    from haygraph.adapters.service import HaygraphService, ServiceSettings
+
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    with running_server(HaygraphService(ServiceSettings(store_dir=tenant_store))) as url:
+        port = url.rsplit(":", 1)[1]
+        ok = httpx.post(f"{url}/mcp", json=listing, headers=accept, timeout=30)
+        assert ok.status_code == 200 and len(ok.json()["result"]["tools"]) == 3
+        local = httpx.post(f"{url}/mcp", json=listing, headers={**accept, "Host": f"localhost:{port}"})
+        assert local.status_code == 200
+        rebound = httpx.post(f"{url}/mcp", json=listing, headers={**accept, "Host": f"evil.example:{port}"})
+        assert rebound.status_code == 421
+        foreign = httpx.post(f"{url}/mcp", json=listing, headers={**accept, "Origin": "http://evil.example"})
+        assert foreign.status_code == 403
+
+
+def test_haygraphs_own_mcp_client_uses_it_as_a_toolset(served: tuple[str, Path]) -> None:
+    """`MCPToolset` with `streamable_http` and the key in `headers` (as docs/service.md shows)."""
+    from haygraph.adapters.mcp.client import MCPToolset
+    from haygraph.control.tools import ContractToolExecutor, ToolCall, ToolRegistry
+
+    url, _ = served
+    connection = {
+        "transport": "streamable_http",
+        "url": f"{url}/mcp",
+        "headers": {"Authorization": f"Bearer {KEY_B}"},
+    }
+    with MCPToolset({"kb": connection}, timeout_s=60, max_retries=0) as toolset:
+        registry = ToolRegistry(toolset.contracts())
+        assert set(registry.names()) == {"search_knowledge_base", "get_chunk", "ask"}
+        executor = ContractToolExecutor(registry, registry.names(), max_calls_per_turn=5)
+        [asked] = executor.execute([ToolCall(id="1", name="ask", args={"question": PER_DIEM})], thread_id="t")
+    assert asked.status == "ok", asked.error
+    assert {c["source"] for c in asked.content["structured"]["citations"]} <= TENANT_SOURCES["B"]
