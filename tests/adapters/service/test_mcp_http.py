@@ -259,3 +259,41 @@ def test_haygraphs_own_mcp_client_uses_it_as_a_toolset(served: tuple[str, Path])
         [asked] = executor.execute([ToolCall(id="1", name="ask", args={"question": PER_DIEM})], thread_id="t")
     assert asked.status == "ok", asked.error
     assert {c["source"] for c in asked.content["structured"]["citations"]} <= TENANT_SOURCES["B"]
+
+
+def test_a_client_session_survives_a_restart_of_serve(tmp_path: Path, tenant_store: Path) -> None:
+    """Stateless: one `ClientSession` keeps calling while `serve` stops and a new one starts on its port."""
+    from haygraph.adapters.service import HaygraphService, ServiceSettings
+    from tests.adapters.service.server_helpers import free_port, write_keys
+
+    settings = ServiceSettings(store_dir=tenant_store, api_keys=write_keys(tmp_path / "keys.yaml"))
+    port = free_port()
+    servers = [running_server(HaygraphService(settings), port)]
+    url = servers[0].__enter__()
+
+    def restart() -> None:
+        servers[0].__exit__(None, None, None)  # the old server is gone ...
+        servers[0] = running_server(HaygraphService(settings), port)
+        assert servers[0].__enter__() == url  # ... and a new one listens (a fresh service, nothing shared)
+
+    async def session() -> tuple[CallToolResult, CallToolResult, set[str]]:
+        async with (
+            httpx.AsyncClient(headers={"Authorization": f"Bearer {KEY_A}"}, timeout=60) as http,
+            streamable_http_client(f"{url}/mcp", http_client=http) as (read, write, _),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            before = await client.call_tool("ask", {"question": PER_DIEM})
+            await asyncio.to_thread(restart)
+            after = await client.call_tool("ask", {"question": PER_DIEM})
+            listed = await client.list_tools()
+            return before, after, {t.name for t in listed.tools}
+
+    try:
+        before, after, names = asyncio.run(session())
+    finally:
+        servers[0].__exit__(None, None, None)
+    first = structured(before)
+    assert first["evidence_ids"] and {c["source"] for c in first["citations"]} <= TENANT_SOURCES["A"]
+    assert structured(after)["evidence_ids"] == first["evidence_ids"]
+    assert names == {"search_knowledge_base", "get_chunk", "ask"}
