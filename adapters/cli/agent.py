@@ -81,11 +81,22 @@ def register(sub: Any) -> None:
     p.add_argument("--example-tools", action="store_true", help=EXAMPLE_TOOLS_HELP)
     p.set_defaults(func=cmd_chat)
 
-    p = sub.add_parser("serve-mcp", help="serve the knowledge base over MCP (stdio): search + chunk lookup")
+    p = sub.add_parser(
+        "serve-mcp",
+        help="serve the knowledge base over MCP (stdio): search, chunk lookup and ask",
+        description="Serve the knowledge base over MCP on stdio: the tools search_knowledge_base, get_chunk "
+        "and ask (the agent's answer with its citations, or its refusal). For one shared endpoint over "
+        "HTTP, with API keys or JWTs bound to tenants, use `haygraph serve` (MCP at /mcp).",
+    )
     p.add_argument(
         "--store", required=True, help="store directory (a new version is picked up while serving)"
     )
     add_settings_arguments(p)
+    p.add_argument(
+        "--model",
+        help="LangChain chat model of the ask tool as provider:name, or local:smollm2; default: offline mode "
+        "(rule-based routing, extractive answers)",
+    )
     p.add_argument(
         "--tenant",
         help="serve only this tenant's chunks: search and get_chunk never return another tenant's "
@@ -289,18 +300,30 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_serve_mcp(args: argparse.Namespace) -> int:
-    """Serve search and chunk lookup (and, with --example-tools, the example tools) over MCP stdio.
+    """Serve search, chunk lookup and ask (and, with --example-tools, the example tools) over MCP stdio.
 
     stdout carries the protocol: nothing else is printed.
+
+    `ask` runs the agent of `haygraph ask` (`build_agent`: the same graph, reader and decision as the
+    HTTP service's) on the same live, tenant-scoped retriever as the search tools; each call is a new
+    conversation, nothing is kept between calls.
 
     The store's settings with --config / --tuned over them are used for every search, and served as
     the `haygraph://settings` resource. A new store version (another `haygraph index`) is picked up
     without a restart: `CURRENT` is checked at most every 2 s, on the next request. With --tenant, the
     server only ever shows that tenant's chunks.
     """
+    import functools
+
+    import anyio.to_thread
+
+    from haygraph.adapters.agent import build_agent
     from haygraph.adapters.live_knowledge import LiveKnowledgeBase
     from haygraph.adapters.mcp.server import DEFAULT_TOP_K, contract_tools, create_mcp_server, run_stdio
     from haygraph.adapters.tenancy import ScopedRetriever, check_tenant
+    from haygraph.control import build_graph
+    from haygraph.control.api import run_turn
+    from haygraph.control.tools import ContractToolExecutor
 
     tenant = check_tenant(args.tenant, name="--tenant") if args.tenant is not None else None
     layers = settings_layers(args.config, args.tuned)
@@ -313,15 +336,23 @@ def cmd_serve_mcp(args: argparse.Namespace) -> int:
     if tenant is not None:
         settings["tenant"] = tenant
     retriever = ScopedRetriever(live.fresh_retriever, tenant)
+    agent = build_agent(
+        args.store,
+        model=args.model,
+        retriever=retriever,
+        query=live.current.kb.config.query,
+        example_tools=args.example_tools,
+    )
     tools = []
-    if args.example_tools:
-        from haygraph.adapters.examples.orders_db import OrdersDatabase
-        from haygraph.adapters.examples.tools import DEFAULT_ALLOW_LIST, build_example_registry
-        from haygraph.control.tools import ContractToolExecutor
+    if agent.context.tool_executor is not None:
+        tools = contract_tools(cast(ContractToolExecutor, agent.context.tool_executor))
+    graph = build_graph()  # no checkpointer: each ask is a new conversation, nothing is kept
 
-        registry = build_example_registry(OrdersDatabase(Path(args.store) / "orders.sqlite"), retriever)
-        tools = contract_tools(ContractToolExecutor(registry, DEFAULT_ALLOW_LIST))
-    run_stdio(create_mcp_server(retriever, retriever.lookup, settings=settings, tools=tools))
+    async def ask(question: str, filters: dict[str, Any] | None) -> dict[str, Any]:
+        turn = functools.partial(run_turn, graph, question, context=agent.context, filters=filters)
+        return await anyio.to_thread.run_sync(turn)
+
+    run_stdio(create_mcp_server(retriever, retriever.lookup, settings=settings, tools=tools, ask=ask))
     return 0
 
 

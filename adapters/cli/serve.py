@@ -19,9 +19,11 @@ def register(sub: Any) -> None:
     """Add the `serve` sub-command to the `haygraph` parser."""
     p = sub.add_parser(
         "serve",
-        help="HTTP API: search, ask, streaming, OpenAI-compatible chat, API keys bound to tenants",
+        help="HTTP API: search, ask, streaming, OpenAI-compatible chat, MCP at /mcp, keys bound to tenants",
         description="Serve the knowledge base and the agent over HTTP (FastAPI on uvicorn; docs at /docs) "
-        "with a web page at / (chat with citations, documents, status). "
+        "with a web page at / (chat with citations, documents, status), and as a remote MCP server at /mcp "
+        "(Streamable HTTP, stateless; tools search_knowledge_base, get_chunk, ask; the same keys or tokens, "
+        "tenants and limits as /v1/). "
         "Needs the `serve` extra: pip install 'haygraph[serve]'.",
     )
     p.add_argument(

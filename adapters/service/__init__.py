@@ -1,9 +1,10 @@
 """`haygraph serve`: the knowledge base and the agent as an HTTP API (FastAPI on uvicorn).
 
 Endpoints: `/healthz`, `/readyz`, `/v1/search`, `/v1/ask`, `/v1/ask/stream` (server-sent events),
-OpenAI-compatible `/v1/chat/completions` and `/v1/models`, `/v1/threads/{id}`; API keys bound to
-tenants; threads in memory, SQLite or PostgreSQL. Needs the `serve` extra (`fastapi`, `uvicorn`;
-`langgraph-checkpoint-postgres` and `psycopg` for PostgreSQL threads).
+OpenAI-compatible `/v1/chat/completions` and `/v1/models`, `/v1/threads/{id}`, MCP over Streamable HTTP
+at `/mcp` (`mcp_http`); API keys bound to tenants; threads in memory, SQLite or PostgreSQL. Needs the
+`serve` extra (`fastapi`, `uvicorn`, `mcp`; `langgraph-checkpoint-postgres` and `psycopg` for PostgreSQL
+threads).
 
 ```python
 from haygraph.adapters.service import HaygraphService, ServiceSettings, create_app

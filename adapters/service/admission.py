@@ -1,8 +1,9 @@
 """Load control of the service: bounded work in flight, a bounded queue, per-key rate limits, slow clients.
 
 Overload is answered, not queued forever. Every request that makes the service work (each `POST` under
-`/v1/`: search, ask, stream, chat completions, confirmations) needs one of `max_in_flight` slots; when
-they are all taken it waits in a queue of at most `max_queue` requests for at most `queue_timeout_s`.
+`/v1/`: search, ask, stream, chat completions, confirmations; each `POST` to `/mcp`) needs one of
+`max_in_flight` slots; when they are all taken it waits in a queue of at most `max_queue` requests for
+at most `queue_timeout_s`.
 A request that finds the queue full — or waits past that — is answered at once with **429**
 `overloaded`, a `Retry-After` header and the usual error shape. A streamed answer keeps its slot until
 the stream ends. `/healthz`, `/readyz` and thread reads never wait for a slot.
@@ -29,6 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from haygraph.adapters.service.asgi import is_api_path
 from haygraph.adapters.service.errors import error_response
 from haygraph.adapters.service.keys import Caller
 
@@ -43,10 +45,13 @@ def too_many(error_type: str, what: str, retry_s: int) -> JSONResponse:
 
 
 def is_work(scope: Scope) -> bool:
-    """Whether a request makes the service work (needs a slot): any `POST`-like request under `/v1/`."""
+    """Whether a request makes the service work (needs a slot): any `POST`-like request to the API.
+
+    The API is `/v1/...` and `/mcp` (every MCP message is one `POST`).
+    """
     if scope["type"] != "http":
         return False
-    return scope["method"] in _LIMITED_METHODS and bool(scope["path"].startswith("/v1/"))
+    return scope["method"] in _LIMITED_METHODS and is_api_path(scope["path"])
 
 
 @dataclass

@@ -36,8 +36,9 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from haygraph.adapters.service import metrics, openai_chat
+from haygraph.adapters.service import mcp_http, metrics, openai_chat
 from haygraph.adapters.service.admission import LoadControlMiddleware, RateLimitMiddleware
+from haygraph.adapters.service.asgi import is_api_path
 from haygraph.adapters.service.audit import AuditMiddleware
 from haygraph.adapters.service.citations import locate_quote
 from haygraph.adapters.service.documents import MAX_FILES_PER_UPLOAD, DocumentManager, UploadRefused
@@ -152,7 +153,7 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str, str]:
 
 
 class ApiKeyMiddleware:
-    """Checks `Authorization: Bearer KEY` (or a JWT) on every `/v1/` route before the body is read.
+    """Checks `Authorization: Bearer KEY` (or a JWT) on every `/v1/` route and `/mcp` before the body is read.
 
     401 otherwise, 503 `auth_unavailable` when the issuer's keys cannot be fetched. With `--auth oidc`
     and no `Authorization` header, an SSO proxy's `X-Forwarded-Access-Token` is the token (verified the
@@ -164,8 +165,8 @@ class ApiKeyMiddleware:
         self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer 401 for a `/v1/` request without a valid key; otherwise record the caller in the scope."""
-        if scope["type"] == "http" and scope["path"].startswith("/v1/"):
+        """Answer 401 for an API request without a valid key; otherwise record the caller in the scope."""
+        if scope["type"] == "http" and is_api_path(scope["path"]):
             headers = Headers(scope=scope)
             authorization = headers.get("authorization")
             if authorization is None and self.service.verifier is not None:
@@ -286,6 +287,7 @@ def _sse(kind: str | None, data: Any) -> bytes:
 def create_app(service: HaygraphService) -> FastAPI:
     """The ASGI app over `service` (started and closed by the app's lifespan)."""
     tracing = Tracing(content=service.settings.trace_content) if service.settings.tracing else None
+    mcp_manager: Any = None  # the /mcp session manager (mount_mcp, below)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -293,7 +295,8 @@ def create_app(service: HaygraphService) -> FastAPI:
         if tracing is not None:
             tracing.start()
         try:
-            yield
+            async with mcp_http.running(mcp_manager):
+                yield
         finally:  # uvicorn has let in-flight requests finish before this runs
             await service.close()
             if service.settings.metrics != "off":
@@ -506,6 +509,7 @@ def create_app(service: HaygraphService) -> FastAPI:
         return result
 
     _add_web_routes(app, service)
+    mcp_manager = mcp_http.mount_mcp(app, service)  # MCP over Streamable HTTP at /mcp
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:

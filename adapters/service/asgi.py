@@ -1,4 +1,4 @@
-"""Small pieces shared by the service's pure-ASGI middleware (metrics, audit, tracing)."""
+"""Small pieces shared by the service's pure-ASGI middleware (metrics, audit, tracing, keys, load control)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,14 @@ if TYPE_CHECKING:  # `haygraph audit` and `serve --help` read this module withou
     from starlette.types import Message, Scope, Send
 
 TEMPLATE_CACHE = 4096
+
+MCP_PATH = "/mcp"
+"""Where `serve` answers MCP over Streamable HTTP (see `mcp_http`)."""
+
+
+def is_api_path(path: str) -> bool:
+    """Whether a path is the API: `/v1/...` or `/mcp` (authenticated, rate-limited, admitted as work)."""
+    return path.startswith("/v1/") or path == MCP_PATH
 
 
 class StatusRecorder:

@@ -60,10 +60,30 @@ def kb(handbook_store: Path) -> KnowledgeBase:
 class TestServeMCP:
     def test_tools_are_discovered_with_read_only_contracts(self, toolset: MCPToolset) -> None:
         contracts = {c.name: c for c in toolset.contracts()}
-        assert set(contracts) == {"search_knowledge_base", "get_chunk"}
+        assert set(contracts) == {"search_knowledge_base", "get_chunk", "ask"}
         assert not any(c.side_effects for c in contracts.values())
         schema = contracts["search_knowledge_base"].model_schema()["function"]["parameters"]
         assert set(schema["properties"]) == {"query", "top_k", "filters"} and schema["required"] == ["query"]
+        ask = contracts["ask"].model_schema()["function"]["parameters"]
+        assert set(ask["properties"]) == {"question", "filters"} and ask["required"] == ["question"]
+
+    def test_ask_answers_with_citations_or_refuses(self, executor: ContractToolExecutor) -> None:
+        answered, refused = executor.execute(
+            [
+                ToolCall(id="1", name="ask", args={"question": "How many days of annual leave do I get?"}),
+                ToolCall(id="2", name="ask", args={"question": "Can I bring my dog to the office?"}),
+            ],
+            thread_id="mcp",
+        )
+        assert answered.status == "ok", answered.error
+        body = answered.content["structured"]
+        assert body["status"] == "completed" and body["answered"] is True and body["answer"]
+        assert [c["id"] for c in body["citations"]] == body["evidence_ids"] and body["evidence_ids"]
+        assert body["citations"][0]["source"] == "leave-policy.md"
+        assert refused.status == "ok", refused.error
+        refusal = refused.content["structured"]
+        assert refusal["status"] == "insufficient_evidence" and refusal["answered"] is False
+        assert refusal["citations"] == [] and refusal["answer"]
 
     def test_search_returns_hits_whose_ids_exist_in_the_store(
         self, executor: ContractToolExecutor, kb: KnowledgeBase

@@ -133,3 +133,10 @@ class TestServeMCPSubprocess:
                 [ToolCall(id="2", name="get_chunk", args={"chunk_id": foreign})], thread_id="m"
             )
             assert refused.status == "error" and "no chunk with id" in (refused.error or "")
+            [asked] = executor.execute(
+                [ToolCall(id="3", name="ask", args={"question": "What are the parking rules?"})],
+                thread_id="m",
+            )
+            assert asked.status == "ok", asked.error
+            cited = asked.content["structured"]["evidence_ids"]
+            assert cited and {tenants[i] for i in cited} == {"A"}  # the new version, the tenant's only

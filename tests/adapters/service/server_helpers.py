@@ -70,10 +70,13 @@ def write_keys(path: Path) -> Path:
 
 
 @contextmanager
-def running_server(service: HaygraphService) -> Iterator[str]:
-    """Serve `service` on 127.0.0.1 (free port) in a thread; yields the base URL; stops gracefully."""
+def running_server(service: HaygraphService, port: int = 0) -> Iterator[str]:
+    """Serve `service` on 127.0.0.1 (`port`, default a free one) in a thread; yields the base URL; stops
+    gracefully."""
     service.load()
-    config = uvicorn.Config(create_app(service), host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        create_app(service), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

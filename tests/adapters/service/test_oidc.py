@@ -326,3 +326,36 @@ def test_settings_are_checked(tmp_path: Path, tenant_store: Path) -> None:
         "RS256",
         "ES256",
     )
+
+
+def test_mcp_takes_the_token_and_is_bound_to_its_tenant(oidc_server: str, issuer: tuple[Issuer, str]) -> None:
+    """`/mcp` signs in with the same JWTs: the token's tenant bounds every tool; a bad token is a 401."""
+    state, _ = issuer
+    accept = {"Accept": "application/json, text/event-stream"}
+
+    def call(token: str, name: str, arguments: dict[str, Any]) -> httpx.Response:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+        return httpx.post(f"{oidc_server}/mcp", json=body, headers={**accept, **bearer(token)}, timeout=60)
+
+    for tenant, kid in (("A", "rsa-1"), ("B", "ec-1")):
+        found = call(
+            state.token(kid, tenant=tenant),
+            "search_knowledge_base",
+            {"query": "travel per diem", "top_k": 10},
+        )
+        hits = found.json()["result"]["structuredContent"]["result"]
+        assert hits and {h["source"] for h in hits} <= TENANT_SOURCES[tenant]
+    answer = call(
+        state.token("rsa-1", tenant="B"), "ask", {"question": "What is the per diem for business travel?"}
+    )
+    cited = answer.json()["result"]["structuredContent"]["citations"]
+    assert cited and {c["source"] for c in cited} <= TENANT_SOURCES["B"]
+    expired = call(
+        state.token("rsa-1", exp=int(time.time()) - 60), "search_knowledge_base", {"query": "per diem"}
+    )
+    assert expired.status_code == 401 and expired.json()["error"]["type"] == "authentication_error"
