@@ -107,31 +107,34 @@ def busy_server(tenant_store: Path, tmp_path_factory: pytest.TempPathFactory) ->
 @pytest.mark.integration
 class TestOverloadOnTheServer:
     def test_past_slot_and_queue_429_at_once_and_health_answers(self, busy_server: str) -> None:
+        """The refused are answered while the slot and the queue place are still held: at once.
+
+        Judged by order, not by a clock (a shared machine makes any bound flaky): every 429 has come
+        back before the first 200, and /readyz still counts one request in flight and one waiting.
+        """
         headers = {"Authorization": f"Bearer {KEY_B}"}
 
         def ask(n: int) -> tuple[int, float, httpx.Response]:
             time.sleep(0.15 * min(n, 2))  # the first takes the slot, the second the queue place
-            start = time.monotonic()
             response = httpx.post(
                 f"{busy_server}/v1/ask", json={"question": QUESTION}, headers=headers, timeout=30
             )
-            return response.status_code, time.monotonic() - start, response
+            return response.status_code, time.monotonic(), response
 
         with ThreadPoolExecutor(5) as pool:
             futures = [pool.submit(ask, n) for n in range(5)]
             time.sleep(0.6)
-            start = time.monotonic()
             health = httpx.get(f"{busy_server}/healthz", timeout=5)
             ready = httpx.get(f"{busy_server}/readyz", timeout=5)
-            health_s = time.monotonic() - start
             results = [f.result() for f in futures]
-        assert health.status_code == 200 and ready.status_code == 200 and health_s < 0.5
+        assert health.status_code == 200 and ready.status_code == 200
         assert ready.json()["load"]["in_flight"] == 1 and ready.json()["load"]["waiting"] == 1
         codes = sorted(code for code, _, _ in results)
         assert codes == [200, 200, 429, 429, 429]
-        for code, elapsed, response in results:
+        first_answer = min(done for code, done, _ in results if code == 200)
+        for code, done, response in results:
             if code == 429:
-                assert elapsed < 0.25  # answered at once (50 ms on an idle machine; this one is shared)
+                assert done < first_answer  # not queued behind the slot
                 assert int(response.headers["Retry-After"]) >= 1
                 error = response.json()["error"]
                 assert error["type"] == "overloaded" and "1 requests in flight" in error["message"]
