@@ -254,3 +254,12 @@ class TestEvalAgentProtocols:
         with pytest.raises(EvalError, match=r"unknown format\(s\) \['tif'\]"):
             self._run(tmp_path, "--protocol", "formats", "--formats", "png,tif")
         assert asked == []
+
+    def test_formats_names_the_ocr_extra_for_the_scans_when_it_is_missing(self, tmp_path, asked, monkeypatch):
+        def missing():
+            raise ImportError("No module named 'rapidocr'")
+
+        monkeypatch.setattr("haygraph.retrieval.formats.images._import_rapidocr", missing)  # not installed
+        with pytest.raises(EvalError, match=r"png, scan-pdf are scans read by OCR.*haygraph\[ocr\]"):
+            self._run(tmp_path, "--protocol", "formats")
+        assert asked == []
