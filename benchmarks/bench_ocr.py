@@ -125,15 +125,70 @@ def render_table(rows: list[list[str]], size: int = 26) -> Any:
     from PIL import Image, ImageDraw
 
     font = _font(CJK_FONT, size)
-    cell_w, cell_h = (WIDTH - 2 * MARGIN) // len(rows[0]), int(size * 2.2)
+    cell_h = int(size * 2.2)
     image = Image.new("RGB", (WIDTH, MARGIN * 2 + cell_h * len(rows)), "white")
     draw = ImageDraw.Draw(image)
     for r, row in enumerate(rows):
-        for c, cell in enumerate(row):
-            x, y = MARGIN + c * cell_w, MARGIN + r * cell_h
-            draw.rectangle((x, y, x + cell_w, y + cell_h), outline="black", width=2)
-            draw.text((x + 14, y + (cell_h - size) // 2), cell, font=font, fill="black")
+        _draw_row(draw, row, MARGIN + r * cell_h, font, size, WIDTH - 2 * MARGIN)
     return image
+
+
+def _draw_row(draw: Any, row: list[str] | tuple[str, ...], y: int, font: Any, size: int, width: int) -> int:
+    """One ruled table row of equal cells across `width` pixels from the margin at `y`; its height."""
+    cell_w, cell_h = width // len(row), int(size * 2.2)
+    for c, cell in enumerate(row):
+        x = MARGIN + c * cell_w
+        draw.rectangle((x, y, x + cell_w, y + cell_h), outline="black", width=2)
+        draw.text((x + 14, y + (cell_h - size) // 2), cell, font=font, fill="black")
+    return cell_h
+
+
+PAGE_HEIGHT = 1754
+"""An A4 page's height at 150 dpi (its width is `WIDTH`)."""
+
+
+def render_pages(
+    blocks: list[tuple[str, Any]], font_path: str, size: int = 26, page_height: int = PAGE_HEIGHT
+) -> list[Any]:
+    """Blocks set on white A4 pages (150 dpi), a new page when one is full; the pages (grayscale images).
+
+    A block is ``("title", text)``, ``("heading", text)``, ``("text", text)`` or ``("table", rows)``:
+    a title 1.4 times and a heading 1.2 times the body `size`, wrapped paragraphs in `font_path`, and
+    tables as `render_table` rules them (WenQuanYi Zen Hei, which sets both scripts). A table row or a
+    line is never split across pages.
+    """
+    from PIL import Image, ImageDraw
+
+    fonts = {
+        "title": _font(font_path, int(size * 1.4)),
+        "heading": _font(font_path, int(size * 1.2)),
+        "text": _font(font_path, size),
+    }
+    table_font, step = _font(CJK_FONT, size), int(size * 1.5)
+    pages: list[Any] = []
+    draw: Any = None
+    y = page_height
+
+    def room(height: int) -> None:
+        nonlocal draw, y
+        if y + height > page_height - MARGIN:
+            pages.append(Image.new("L", (WIDTH, page_height), 255))
+            draw, y = ImageDraw.Draw(pages[-1]), MARGIN
+
+    for kind, content in blocks:
+        if kind == "table":
+            for row in content:
+                room(int(size * 2.2))
+                y += _draw_row(draw, row, y, table_font, size, WIDTH - 2 * MARGIN)
+        else:
+            font = fonts[kind]
+            line_step = step if kind == "text" else int(font.size * 1.5)
+            for line in _wrap(content, font, WIDTH - 2 * MARGIN):
+                room(line_step)
+                draw.text((MARGIN, y), line, font=font, fill=0)
+                y += line_step
+        y += step // 2 if kind == "heading" else step
+    return pages
 
 
 def photographed(image: Any, seed: int = 7) -> Any:

@@ -1,8 +1,9 @@
-"""Write the formats protocol: the same facts in eleven formats, and its questions.
+"""Write the formats protocol: the same facts in thirteen formats, and its questions.
 
     python -m benchmarks.make_formats_protocol [--set main|holdout] [--out DIR] [--cjk-font FILE]
 
-The formats: .md .docx .xlsx .pptx .pdf .html .rst .odt .epub .eml and a .zip export.
+The formats: .md .docx .xlsx .pptx .pdf .html .rst .odt .epub .eml, a .zip export and two rendered
+scans, read by OCR: ``png`` and ``scan-pdf``.
 Two guides — an English facilities guide and a Chinese one (行政服务指南) — are defined once below
 (`GUIDES`: sections of paragraphs and tables) and written in every format, each format the way
 people make such files: Word headings, lists and tables; one spreadsheet sheet per table (a title
@@ -12,19 +13,24 @@ end; an HTML page saved from a site, with a navigation bar, a cookie banner, a f
 styles and comments around the content; reStructuredText with ``list-table`` tables; OpenDocument
 text written from it by docutils' ODF writer; an EPUB 3 book with a chapter per section; a mail whose
 subject is the title, with an HTML body and a plain-text twin; a Notion-style export zip holding the
-page as Markdown. ``cases.jsonl`` holds the questions (`CASES`: English and
-Chinese, table cells and text), each with the strings a right answer holds and the other rows' values
-it must not quote; ``tabular`` cases are asked of the spreadsheet too (it holds only the tables).
+page as Markdown; and the scans, rendered with `benchmarks.bench_ocr.render_pages` (DejaVu Sans,
+WenQuanYi Zen Hei; tables ruled, one row a line) at 150 dpi and A4 width: the whole guide as one tall
+grayscale ``.png`` (a screenshot, a notice), and a ``.pdf`` of black-and-white A4 page images with no
+text layer (``scan-pdf/``, as an office scanner writes it). ``cases.jsonl`` holds the questions
+(`CASES`: English and Chinese, table cells and text), each with the strings a right answer holds and
+the other rows' values it must not quote; ``tabular`` cases are asked of the spreadsheet too (it holds
+only the tables).
 
 ``--set holdout`` writes a second pair of guides (an IT service guide and 员工福利指南, `HOLDOUT_GUIDES`,
 `HOLDOUT_CASES`) into ``eval/cases/formats-holdout/``: written before the answer rules were changed for
 the main protocol's misses and not looked at while they were, it is measured once at the end
 (``haygraph eval-agent --protocol formats --dataset eval/cases/formats-holdout``).
 
-`haygraph eval-agent --protocol formats` asks every question of every format (one store per format)
-and prints the per-format table; ``tests/eval/test_formats_protocol.py`` checks the files convert to
-those facts and that this script still writes what is committed. The PDF needs a TrueType font with
-Chinese glyphs (Debian: ``apt-get install fonts-wqy-microhei``; ``--cjk-font`` names another).
+`haygraph eval-agent --protocol formats [--formats png,scan-pdf]` asks every question of every format
+(one store per format) and prints the per-format table; ``tests/eval/test_formats_protocol.py`` checks
+the files convert to those facts and that this script still writes what is committed. The PDF needs a
+TrueType font with Chinese glyphs (Debian: ``apt-get install fonts-wqy-microhei``; ``--cjk-font`` names
+another); the scans need ``fonts-dejavu-core`` and ``fonts-wqy-zenhei``.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import shutil
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "eval" / "cases" / "formats"
 HOLDOUT_OUT = DEFAULT_OUT.with_name("formats-holdout")
@@ -484,7 +491,9 @@ HOLDOUT_CASES = (
 SETS = {"main": (GUIDES, CASES), "holdout": (HOLDOUT_GUIDES, HOLDOUT_CASES)}
 """`--set`: the protocol (``eval/cases/formats/``) or its hold-out (``eval/cases/formats-holdout/``)."""
 
-FORMATS = ("md", "docx", "xlsx", "pptx", "pdf", "html", "rst", "odt", "epub", "eml", "zip")
+FORMATS = ("md", "docx", "xlsx", "pptx", "pdf", "html", "rst", "odt", "epub", "eml", "zip", "png", "scan-pdf")
+EXTENSIONS = {"scan-pdf": "pdf"}
+"""A format's file extension where it is not the format's name."""
 
 _ZIP_TIME = (2026, 1, 5, 9, 0, 0)
 
@@ -702,6 +711,57 @@ def _hyphenated_lines(text: str) -> list[str]:
     return [first, f"Monthly {before} per-", f"mit {after}"]
 
 
+def scan_blocks(guide: Guide) -> list[tuple[str, object]]:
+    """The guide as `benchmarks.bench_ocr.render_pages` blocks: title, introduction, then each section."""
+    blocks: list[tuple[str, object]] = [("title", guide.title), ("text", guide.intro)]
+    for section in guide.sections:
+        blocks.append(("heading", section.heading))
+        blocks += [("text", text) for text in section.paragraphs]
+        blocks += [("text", f"• {item}") for item in section.items]
+        if section.table is not None:
+            blocks.append(("table", [section.table.header, *section.table.rows]))
+        blocks += [("text", text) for text in section.after]
+    return blocks
+
+
+def _scan_pages(guide: Guide, page_height: int | None = None) -> list[Any]:
+    """The guide rendered as `benchmarks.bench_ocr` renders its pages (DejaVu Sans, WenQuanYi Zen Hei)."""
+    from benchmarks.bench_ocr import CJK_FONT, LATIN_FONT, PAGE_HEIGHT, render_pages
+
+    font = CJK_FONT if guide.lang == "zh" else LATIN_FONT
+    for needed in (font, CJK_FONT):  # tables are set in the CJK font in both languages
+        if not Path(needed).is_file():
+            raise SystemExit(f"the scans need {needed} (apt-get install fonts-dejavu-core fonts-wqy-zenhei)")
+    return render_pages(scan_blocks(guide), font, page_height=page_height or PAGE_HEIGHT)
+
+
+def write_png(guide: Guide, path: Path) -> None:
+    """The whole guide as one tall grayscale image, 150 dpi at A4 width, as a screenshot or a notice."""
+    from PIL import ImageOps
+
+    (page,) = _scan_pages(guide, page_height=20_000)
+    bottom = ImageOps.invert(page).getbbox()[3]  # type: ignore[index]
+    page.crop((0, 0, page.width, bottom + 90)).save(path, optimize=True)
+
+
+def write_scan_pdf(guide: Guide, path: Path) -> None:
+    """The guide as a scanned PDF: A4 pages at 150 dpi in black and white, no text layer.
+
+    The pages are stored as CCITT G4 bitmaps (Pillow's PDF writer), as office scanners store them.
+    """
+    first, *rest = (page.point(lambda v: 255 if v > 160 else 0, mode="1") for page in _scan_pages(guide))
+    first.save(
+        path,
+        save_all=True,
+        append_images=rest,
+        resolution=150,
+        creationDate=FIXED_TIME.timetuple(),
+        modDate=FIXED_TIME.timetuple(),
+        creator="haygraph",
+        producer="haygraph",
+    )
+
+
 def write_html(guide: Guide, path: Path) -> None:
     """The guide as a page saved from an intranet site: navigation, banner, footer and scripts around it."""
     from html import escape
@@ -906,7 +966,7 @@ def write_all(
             write_xlsx(guides, folder / "tables.xlsx")
             continue
         for guide in guides:
-            target = folder / f"{guide.name}.{fmt}"
+            target = folder / f"{guide.name}.{EXTENSIONS.get(fmt, fmt)}"
             if fmt == "md":
                 write_markdown(guide, target)
             elif fmt == "docx":
@@ -927,7 +987,15 @@ def write_all(
     write_cases(out / "cases.jsonl", cases)
 
 
-WRITERS = {"rst": write_rst, "odt": write_odt, "epub": write_epub, "eml": write_eml, "zip": write_zip}
+WRITERS = {
+    "rst": write_rst,
+    "odt": write_odt,
+    "epub": write_epub,
+    "eml": write_eml,
+    "zip": write_zip,
+    "png": write_png,
+    "scan-pdf": write_scan_pdf,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

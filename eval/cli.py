@@ -89,6 +89,11 @@ def register(subparsers: Any) -> None:
         "xquad; handbook, handbook-paraphrase, handbook-cross, formats, holdout-antd: bundled)",
     )
     p.add_argument(
+        "--formats",
+        help="formats: comma-separated formats to ask (default: all of md,docx,xlsx,pptx,pdf,html,rst,odt,"
+        "epub,eml,zip,png,scan-pdf)",
+    )
+    p.add_argument(
         "--setting",
         default="en",
         choices=["en", "zh", "zh->en", "en->zh"],
@@ -125,13 +130,33 @@ def _eval_formats(args: argparse.Namespace, modes: list[str]) -> int:
     import tempfile
 
     from haygraph.eval.agent_harness import format_report, run_protocol
-    from haygraph.eval.formats_protocol import FORMATS_DIR, formats_protocols, formats_table
+    from haygraph.eval.formats_protocol import (
+        FORMATS,
+        FORMATS_DIR,
+        OCR_FORMATS,
+        formats_protocols,
+        formats_table,
+    )
 
     folder = Path(args.dataset) if args.dataset else FORMATS_DIR
     root = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix="haygraph-formats-"))
     settings = {"answerability": None} if args.no_answerability else {}
     reports: dict[str, Any] = {}
-    for protocol in formats_protocols(folder):
+    formats = tuple(f.strip() for f in args.formats.split(",") if f.strip()) if args.formats else FORMATS
+    protocols = formats_protocols(folder, formats)
+    scans = [f for f in formats if f in OCR_FORMATS]
+    if scans:  # the scans' files would all be skipped: say so before any store is built
+        from haygraph.retrieval.errors import OcrUnavailableError
+        from haygraph.retrieval.formats.images import OCR_EXTRA_HINT, require_ocr
+
+        try:
+            require_ocr(", ".join(scans))
+        except OcrUnavailableError as exc:
+            raise EvalError(
+                f"the formats {', '.join(scans)} are scans read by OCR, which needs the optional OCR "
+                f"extra ({OCR_EXTRA_HINT}); or leave them out with --formats"
+            ) from exc
+    for protocol in protocols:
         fmt = protocol.name.removeprefix("formats-")
         reports[fmt] = run_protocol(protocol, root / fmt, modes=modes, model=args.model, settings=settings)
         for line in format_report(reports[fmt]):

@@ -1,9 +1,10 @@
-"""The formats protocol: one set of facts in eleven formats, every question asked of every format.
+"""The formats protocol: one set of facts in thirteen formats, every question asked of every format.
 
 The files are written by ``benchmarks/make_formats_protocol.py`` into ``eval/cases/formats/``
 (`FORMATS_DIR`, installed with `haygraph.eval`): an English and a Chinese guide as ``md/``, ``docx/``,
 ``pptx/``, ``pdf/``, ``html/``, ``rst/``, ``odt/``, ``epub/``, ``eml/`` and ``zip/`` (an export holding
-the page), their tables as one workbook in ``xlsx/``, and ``cases.jsonl``
+the page), rendered scans read by OCR as ``png/`` (the guide as one image) and ``scan-pdf/`` (``.pdf``
+files of page images, no text layer), their tables as one workbook in ``xlsx/``, and ``cases.jsonl``
 (English and Chinese questions, table cells and text, each with the strings a right answer holds
 and, for a table row, the other rows' values it must not quote).
 
@@ -24,8 +25,14 @@ from haygraph.eval.errors import EvalError
 
 FORMATS_DIR = Path(__file__).resolve().parent / "cases" / "formats"
 """The protocol's files (written by ``benchmarks/make_formats_protocol.py``)."""
-FORMATS: tuple[str, ...] = ("md", "docx", "xlsx", "pptx", "pdf", "html", "rst", "odt", "epub", "eml", "zip")
+FORMATS: tuple[str, ...] = (
+    "md", "docx", "xlsx", "pptx", "pdf", "html", "rst", "odt", "epub", "eml", "zip", "png", "scan-pdf",
+)  # fmt: skip
 """The formats, Markdown (the reference) first."""
+OCR_FORMATS = frozenset({"png", "scan-pdf"})
+"""The rendered scans, read by OCR (the ``ocr`` extra): their tables are lines of cells, not Markdown."""
+EXTENSIONS = {"scan-pdf": "pdf"}
+"""A format's file extension where it is not the format's name."""
 _TABLES_ONLY = frozenset({"xlsx"})
 
 
@@ -49,12 +56,12 @@ def formats_protocols(folder: Path = FORMATS_DIR, formats: tuple[str, ...] = FOR
     protocols = []
     for fmt in formats:
         files = (
-            sorted(p for p in (folder / fmt).glob(f"*.{fmt}") if p.is_file())
+            sorted(p for p in (folder / fmt).glob(f"*.{extension(fmt)}") if p.is_file())
             if (folder / fmt).is_dir()
             else []
         )
         if not files:
-            raise EvalError(f"{folder / fmt} holds no .{fmt} files")
+            raise EvalError(f"{folder / fmt} holds no .{extension(fmt)} files")
         cases = [
             AgentCase(
                 id=str(r["id"]),
@@ -78,13 +85,18 @@ def _source(record: dict[str, Any], fmt: str) -> str:
     return guide_source(str(record["guide"]), fmt)
 
 
+def extension(fmt: str) -> str:
+    """The file extension (without the dot) of `fmt`'s files: ``pdf`` for ``scan-pdf``, else the name."""
+    return EXTENSIONS.get(fmt, fmt)
+
+
 def guide_source(guide: str, fmt: str) -> str:
     """The source id of `guide` in `fmt`: the workbook for xlsx, the page inside the export for zip."""
     if fmt == "xlsx":
         return "tables.xlsx"
     if fmt == "zip":
         return f"{guide}.zip/{guide}.md"
-    return f"{guide}.{fmt}"
+    return f"{guide}.{extension(fmt)}"
 
 
 def formats_table(reports: dict[str, dict[str, Any]], mode: str = "hybrid") -> list[str]:

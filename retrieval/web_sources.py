@@ -16,7 +16,10 @@
   `timeout` seconds (connect, each read, and the whole page); a page that fails is listed in
   `CrawlResult.failed` and the crawl goes on;
 - **by type**: HTML through the project's converter (`formats.html`), PDF, office files, CSV,
-  Markdown and plain text through `MultiFormatConverter`; other content types are skipped and listed;
+  Markdown and plain text through `MultiFormatConverter`, and images (``image/png``, ``image/jpeg``,
+  ``image/webp``, ``image/tiff``) by OCR (`formats.images`) when the ``ocr`` extra is installed (without
+  it, an image or a scanned PDF is skipped with a reason that names the extra); other content types
+  are skipped and listed;
 - **re-sync**: pages already stored (`known`) are asked for with ``If-None-Match`` /
   ``If-Modified-Since``; a 304, or a body whose hash is the stored one, is unchanged; a page that
   answers 404/410, or (when a sitemap drives the crawl) is gone from it, is vanished.
@@ -52,7 +55,7 @@ import urllib3
 from haystack import Document
 
 from haygraph import __version__
-from haygraph.retrieval.errors import InputError
+from haygraph.retrieval.errors import InputError, OcrUnavailableError
 
 __all__ = [
     "USER_AGENT",
@@ -86,12 +89,18 @@ _TYPE_SUFFIX = {
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
     "application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx",
+    "image/png": ".png",  # images: read by OCR (the ocr extra)
+    "image/jpeg": ".jpg",
+    "image/webp": ".webp",
+    "image/tiff": ".tiff",
 }
 _SUFFIX_GUESS = {
     ".html": ".html",
     ".htm": ".html",
     **{s: s for s in _TYPE_SUFFIX.values()},
     ".markdown": ".md",
+    ".jpeg": ".jpg",
+    ".tif": ".tiff",
 }
 
 
@@ -710,6 +719,8 @@ class _Crawl:
             return links
         try:
             text, title, starts = _convert(body, suffix, html, source_id)
+        except OcrUnavailableError as exc:  # an image or a scan, and no OCR: skipped, as a folder's are
+            return self.skip(url, str(exc))
         except InputError as exc:
             return self.fail(url, str(exc).replace(str(_TMP_MARK), source_id))
         meta = {

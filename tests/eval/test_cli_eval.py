@@ -230,3 +230,36 @@ class TestEvalAgentProtocols:
     def test_docs_without_the_dataset_is_a_typed_error(self, tmp_path, asked):
         with pytest.raises(EvalError, match="pages"):
             self._run(tmp_path, "--protocol", "docs", "--dataset", str(tmp_path))
+
+    def test_formats_asks_the_formats_named(self, tmp_path, monkeypatch, capsys):
+        """``--formats png,scan-pdf`` builds a store for those two formats only, and prints their table."""
+        seen = []
+
+        def fake_run(protocol, store, **kwargs):
+            seen.append((protocol.name, store.name))
+            return {
+                "protocol": protocol.name,
+                "cases": len(protocol.cases),
+                "modes": {"hybrid": {"figures": {}}},
+            }
+
+        monkeypatch.setattr("haygraph.eval.agent_harness.run_protocol", fake_run)
+        monkeypatch.setattr("haygraph.eval.agent_harness.format_report", lambda report: [])
+        assert self._run(tmp_path, "--protocol", "formats", "--formats", "png, scan-pdf") == 0
+        assert seen == [("formats-png", "png"), ("formats-scan-pdf", "scan-pdf")]
+        out = capsys.readouterr().out
+        assert "| png | 24 | n/a | n/a | n/a | n/a |" in out and "| scan-pdf | 24 |" in out
+
+    def test_formats_refuses_an_unknown_format_before_any_run(self, tmp_path, asked):
+        with pytest.raises(EvalError, match=r"unknown format\(s\) \['tif'\]"):
+            self._run(tmp_path, "--protocol", "formats", "--formats", "png,tif")
+        assert asked == []
+
+    def test_formats_names_the_ocr_extra_for_the_scans_when_it_is_missing(self, tmp_path, asked, monkeypatch):
+        def missing():
+            raise ImportError("No module named 'rapidocr'")
+
+        monkeypatch.setattr("haygraph.retrieval.formats.images._import_rapidocr", missing)  # not installed
+        with pytest.raises(EvalError, match=r"png, scan-pdf are scans read by OCR.*haygraph\[ocr\]"):
+            self._run(tmp_path, "--protocol", "formats")
+        assert asked == []

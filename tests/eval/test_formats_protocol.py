@@ -11,6 +11,8 @@ import pytest
 from haygraph.eval.formats_protocol import (
     FORMATS,
     FORMATS_DIR,
+    OCR_FORMATS,
+    extension,
     formats_protocols,
     formats_table,
     guide_source,
@@ -22,6 +24,9 @@ pytest.importorskip("pptx")
 pytest.importorskip("openpyxl")
 
 CASES = [json.loads(line) for line in (FORMATS_DIR / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
+TEXT_FORMATS = tuple(f for f in FORMATS if f not in OCR_FORMATS)
+"""The formats read without OCR (the rendered scans are checked by `TestScans`)."""
+HOLDOUT_DIR = FORMATS_DIR.with_name("formats-holdout")
 
 
 def _texts(folder: Path) -> dict[str, str]:
@@ -35,7 +40,7 @@ def _norm(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def converted() -> dict[str, dict[str, str]]:
-    return {fmt: _texts(FORMATS_DIR / fmt) for fmt in FORMATS}
+    return {fmt: _texts(FORMATS_DIR / fmt) for fmt in TEXT_FORMATS}
 
 
 class TestCommittedFiles:
@@ -92,6 +97,9 @@ class TestCommittedFiles:
         assert len(protocols["formats-md"].cases) == len(CASES)
         assert len(protocols["formats-xlsx"].cases) == sum(c["tabular"] for c in CASES)
         assert protocols["formats-pdf"].cases[0].gold_sources == ("facilities-guide.pdf",)
+        assert len(protocols["formats-scan-pdf"].cases) == len(protocols["formats-png"].cases) == len(CASES)
+        assert protocols["formats-scan-pdf"].paths == [FORMATS_DIR / "scan-pdf"]
+        assert protocols["formats-png"].cases[-1].gold_sources == ("行政服务指南.png",)
 
 
 class TestTheScript:
@@ -99,7 +107,7 @@ class TestTheScript:
         """The generator still writes these files: every format converts to the committed text."""
         from benchmarks.make_formats_protocol import DEFAULT_CJK_FONT, write_all
 
-        formats = tuple(f for f in FORMATS if f != "pdf" or DEFAULT_CJK_FONT.is_file())
+        formats = tuple(f for f in TEXT_FORMATS if f != "pdf" or DEFAULT_CJK_FONT.is_file())
         pytest.importorskip("fpdf") if "pdf" in formats else None
         write_all(tmp_path, DEFAULT_CJK_FONT, formats)
         assert (tmp_path / "cases.jsonl").read_text(encoding="utf-8") == (
@@ -125,7 +133,7 @@ def test_every_format_answers_what_markdown_answers(tmp_path: Path, haygraph_cac
     outcomes: dict[str, dict[str, tuple[bool | None, bool | None]]] = {}
     for protocol in formats_protocols():
         fmt = protocol.name.removeprefix("formats-")
-        if fmt in SAME_TEXT_AS_MARKDOWN:
+        if fmt in SAME_TEXT_AS_MARKDOWN or fmt in OCR_FORMATS:  # scans: tables as lines (docs/formats.md)
             continue
         reports[fmt] = run_protocol(protocol, tmp_path / fmt, modes=("hybrid",))
         failed = {f["id"]: set(f["failed"]) for f in reports[fmt]["modes"]["hybrid"]["failures"]}
@@ -139,7 +147,8 @@ def test_every_format_answers_what_markdown_answers(tmp_path: Path, haygraph_cac
     for fmt, found in outcomes.items():
         assert found == {case_id: reference[case_id] for case_id in found}, fmt
     table = formats_table(reports)
-    assert len(table) == 2 + len(FORMATS) - len(SAME_TEXT_AS_MARKDOWN) and table[2].startswith("| md | 24 |")
+    assert len(table) == 2 + len(TEXT_FORMATS) - len(SAME_TEXT_AS_MARKDOWN)
+    assert table[2].startswith("| md | 24 |")
 
 
 def test_formats_table_counts_per_language() -> None:
@@ -158,7 +167,7 @@ def test_holdout_set_is_what_the_script_writes(tmp_path: Path) -> None:
     """The hold-out guides (``--set holdout``) are committed as the generator writes them."""
     from benchmarks.make_formats_protocol import DEFAULT_CJK_FONT, HOLDOUT_CASES, HOLDOUT_OUT, write_all
 
-    formats = tuple(f for f in FORMATS if f != "pdf" or DEFAULT_CJK_FONT.is_file())
+    formats = tuple(f for f in TEXT_FORMATS if f != "pdf" or DEFAULT_CJK_FONT.is_file())
     pytest.importorskip("fpdf") if "pdf" in formats else None
     write_all(tmp_path, DEFAULT_CJK_FONT, formats, "holdout")
     committed = (HOLDOUT_OUT / "cases.jsonl").read_text(encoding="utf-8")
@@ -168,3 +177,86 @@ def test_holdout_set_is_what_the_script_writes(tmp_path: Path) -> None:
     assert not questions & {c["question"] for c in CASES}  # other questions than the protocol's
     for fmt in formats:
         assert _texts(tmp_path / fmt) == _texts(HOLDOUT_OUT / fmt), fmt
+
+
+def _pixels(path: Path) -> list[bytes]:
+    """Each page of an image or a PDF of page images as grayscale pixels (the PDF rendered at 150 dpi)."""
+    from PIL import Image
+
+    if path.suffix == ".png":
+        with Image.open(path) as image:
+            return [image.convert("L").tobytes()]
+    import pypdfium2
+
+    pdf = pypdfium2.PdfDocument(str(path))
+    try:
+        return [page.render(scale=150 / 72, grayscale=True).to_pil().tobytes() for page in pdf]
+    finally:
+        pdf.close()
+
+
+def _scan_fonts() -> None:
+    from benchmarks.bench_ocr import CJK_FONT, LATIN_FONT
+
+    if not (Path(LATIN_FONT).is_file() and Path(CJK_FONT).is_file()):
+        pytest.skip("the scans are rendered with fonts-dejavu-core and fonts-wqy-zenhei")
+
+
+class TestScans:
+    """The rendered scans: one image per guide (png) and image-only PDF pages (scan-pdf), in both sets."""
+
+    @pytest.mark.parametrize("which", ["main", "holdout"])
+    def test_the_script_renders_the_committed_scans(self, tmp_path: Path, which: str) -> None:
+        """Pixel for pixel: the generator still renders what is committed (no OCR needed to check)."""
+        from benchmarks.make_formats_protocol import write_all
+
+        _scan_fonts()
+        committed = FORMATS_DIR if which == "main" else HOLDOUT_DIR
+        write_all(tmp_path, None, tuple(sorted(OCR_FORMATS)), which)
+        for fmt in OCR_FORMATS:
+            written = sorted(p.name for p in (tmp_path / fmt).iterdir())
+            assert written == sorted(p.name for p in (committed / fmt).iterdir()), fmt
+            assert all(name.endswith(f".{extension(fmt)}") for name in written)
+            for name in written:
+                assert _pixels(tmp_path / fmt / name) == _pixels(committed / fmt / name), (fmt, name)
+
+    def test_the_pdfs_have_no_text_layer_and_the_files_stay_small(self) -> None:
+        import pypdfium2
+
+        for folder in (FORMATS_DIR, HOLDOUT_DIR):
+            for path in (folder / "scan-pdf").glob("*.pdf"):
+                pdf = pypdfium2.PdfDocument(str(path))
+                try:
+                    assert len(pdf) >= 2 and all(
+                        not page.get_textpage().get_text_range().strip() for page in pdf
+                    )
+                finally:
+                    pdf.close()
+            sizes = [p.stat().st_size for fmt in OCR_FORMATS for p in (folder / fmt).iterdir()]
+            assert len(sizes) == 4 and max(sizes) < 150_000
+
+    @pytest.mark.integration
+    @pytest.mark.parametrize("which", ["main", "holdout"])
+    @pytest.mark.parametrize("fmt", sorted(OCR_FORMATS))
+    def test_every_fact_is_in_every_scan(self, which: str, fmt: str) -> None:
+        """OCR reads every question's fact, and each table row as one line (15-20 CPU s a guide here)."""
+        pytest.importorskip("rapidocr")
+        folder = FORMATS_DIR if which == "main" else HOLDOUT_DIR
+        cases = [
+            json.loads(line) for line in (folder / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        texts = _texts(folder / fmt)
+        assert sorted(texts) == sorted({guide_source(c["guide"], fmt) for c in cases})
+        for case in cases:
+            text = texts[guide_source(case["guide"], fmt)]
+            for answer in case["answer_contains"]:
+                fact = answer.split(": ")[-1]  # a table cell's value: OCR gives a row as a line of cells
+                assert _norm(fact) in _norm(text), (fmt, case["id"], answer)
+        from benchmarks.make_formats_protocol import SETS
+
+        for guide in SETS[which][0]:  # a table's row is one line of its cells, in order
+            lines = {_norm(line) for line in texts[guide_source(guide.name, fmt)].splitlines()}
+            for section in guide.sections:
+                rows = [section.table.header, *section.table.rows] if section.table else []
+                for row in rows:
+                    assert _norm("".join(row)) in lines, (fmt, guide.name, row)

@@ -163,7 +163,7 @@ def hostile_site(server: SiteServer) -> None:
         "drip.html",
         "notes.txt",
         "table.csv",
-        "logo.png",
+        "logo.svg",
         "../outside.html",
         "http://example.invalid/docs/x.html",
     )
@@ -200,7 +200,7 @@ def hostile_site(server: SiteServer) -> None:
         b"Notes: the archive room is B12.",
     )
     server.routes["/docs/table.csv"] = (200, {"Content-Type": "text/csv"}, b"room,seats\nOak,12\nPine,30\n")
-    server.routes["/docs/logo.png"] = (200, {"Content-Type": "image/png"}, b"\x89PNG\r\n\x1a\n")
+    server.routes["/docs/logo.svg"] = (200, {"Content-Type": "image/svg+xml"}, b"<svg></svg>")  # not OCR'd
 
 
 def _reason(lines: list[str], path: str, base: str) -> str:
@@ -229,7 +229,7 @@ def test_a_hostile_site_gets_nowhere_and_the_rest_of_the_crawl_completes(
     assert "too slow" in _reason(result.failed, "/docs/drip.html", base)
     assert len(result.failed) == 7
     assert "robots.txt" in _reason(result.skipped, "/docs/private/secret.html", base)
-    assert "image/png" in _reason(result.skipped, "/docs/logo.png", base)
+    assert "image/svg+xml" in _reason(result.skipped, "/docs/logo.svg", base)
     # never asked for: what robots.txt disallows, what lies outside the start path, the redirect target
     assert "/docs/private/secret.html" not in server.paths()
     assert "/outside.html" not in server.paths()
@@ -340,6 +340,58 @@ def test_sitemap_gives_the_pages_under_the_start_path(server: SiteServer, allow_
     assert "/blog/post.html" not in server.paths() and "/docs/unlisted.html" not in server.paths()
     direct = crawl_site(f"{b}/maps/docs.xml", FAST)  # a sitemap URL: its pages, the whole site in scope
     assert sorted(direct.new) == [f"{b}/blog/post.html", f"{b}/docs/one.html", f"{b}/docs/two.html"]
+
+
+OCR_SAMPLES = Path(__file__).parent / "data" / "ocr"
+
+
+def _image_site(server: SiteServer) -> str:
+    """A notices page linking two images: one served as ``image/png``, one with no useful type."""
+    server.html("/notices/", page("Notices", "posted notices", ("en.png", "zh.png", "map.gif", "cut.png")))
+    server.routes["/notices/en.png"] = (
+        200,
+        {"Content-Type": "image/png"},
+        (OCR_SAMPLES / "notice-en.png").read_bytes(),
+    )
+    server.routes["/notices/zh.png"] = (
+        200,
+        {"Content-Type": "application/octet-stream"},  # typed by its URL
+        (OCR_SAMPLES / "notice-zh.png").read_bytes(),
+    )
+    server.routes["/notices/map.gif"] = (200, {"Content-Type": "image/gif"}, b"GIF89a")
+    server.routes["/notices/cut.png"] = (200, {"Content-Type": "image/png"}, b"\x89PNG\r\n\x1a\n")  # broken
+    return f"{server.base}/notices/"
+
+
+@pytest.mark.integration  # the real OCR model (as tests/retrieval/formats/test_images.py)
+def test_images_are_read_by_ocr_by_their_content_type(server: SiteServer, allow_loopback: None) -> None:
+    pytest.importorskip("rapidocr")
+    start = _image_site(server)
+    result = crawl_site(start, FAST)
+    assert sorted(result.new) == [start, f"{start}en.png", f"{start}zh.png"]
+    texts = {d.meta["source_id"]: d.content or "" for d in result.documents}
+    assert "north entrance is closed for repairs" in texts[f"{start}en.png"]
+    assert "三楼食堂周六停止营业" in texts[f"{start}zh.png"]
+    assert result.skipped == [f"{start}map.gif: unsupported content type 'image/gif'"]
+    (failed,) = result.failed  # a broken image is a page that fails, listed with why
+    assert failed.startswith(f"{start}cut.png: ") and "not an image that can be read" in failed
+
+
+def test_images_without_the_ocr_extra_are_skipped_naming_it(
+    server: SiteServer, allow_loopback: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing() -> None:
+        raise ImportError("No module named 'rapidocr'")
+
+    monkeypatch.setattr("haygraph.retrieval.formats.images._import_rapidocr", missing)  # as if not installed
+    start = _image_site(server)
+    result = crawl_site(start, FAST)
+    assert result.new == [start] and result.failed == []
+    skipped = {line.split(": ", 1)[0]: line for line in result.skipped}
+    assert set(skipped) == {f"{start}en.png", f"{start}zh.png", f"{start}map.gif", f"{start}cut.png"}
+    for name in ("en.png", "zh.png", "cut.png"):
+        assert "pip install 'haygraph[ocr]'" in skipped[f"{start}{name}"]
+        assert "/page." not in skipped[f"{start}{name}"]  # the URL, not the temporary file, is named
 
 
 # -- re-sync through the knowledge base --------------------------------------------------------------
