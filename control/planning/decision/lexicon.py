@@ -114,7 +114,7 @@ ASKED_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "time": (
         re.compile(r"\b(?:at )?what time\b|\bwhat hour\b|几点|什么时间(?:到|来|去|上班|下班|开始|结束)"),
         re.compile(
-            r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)|\bnoon\b|\bmidnight\b|"
+            r"(?<!\d)\d{1,2}[:.]\d{2}(?!\d)|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)|\bnoon\b|\bmidnight\b|"
             rf"(?:\d{{1,2}}|{ZH_NUMERALS})\s*[点时](?!间)|上午|下午|中午|早上|晚上|凌晨|"
             r"\d+\s*月\s*\d+\s*日|\d{4}\s*年",
             re.IGNORECASE,

@@ -313,6 +313,13 @@ class TestStructuredUnits:
         )
         assert not holds_type("time", "Tracking can take up to 24 hours to show the first scan.")
 
+    def test_a_clock_time_between_chinese_characters_is_a_time(self) -> None:
+        # Chinese is written without spaces, and CJK characters are word characters to `\b`: the old
+        # `\b\d{1,2}:\d{2}\b` missed "每天16:00统一寄出", so "快递每天几点寄出？" was refused
+        assert holds_type("time", "前台每天16:00统一寄出快递") and holds_type("time", "开放时间9:30至18:00")
+        assert holds_type("time", "Doors open at 9:00am.")
+        assert not holds_type("time", "Build 2024:123 failed") and not holds_type("time", "ID 123:456")
+
     def test_a_default_is_held_by_a_stated_default_not_by_the_word(self) -> None:
         for held in (
             "Default: Infinity.",
