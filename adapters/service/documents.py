@@ -626,7 +626,9 @@ class DocumentManager:
             "failed_pages": report.failed[:MAX_LISTED_PAGES],
             "requests": report.requests,
             "not_modified": report.not_modified,
+            "sources": index.sources if index is not None else 0,
             "chunks": index.chunks if index is not None else 0,
+            "embedded": index.embedded if index is not None else 0,
             "total_documents": report.total_documents,
             "seconds": round(report.seconds, 3),
         }
