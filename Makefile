@@ -35,7 +35,7 @@ test-fast: install
 
 # The web page in Debian's headless Chromium (part of `make test`; skipped there without chromium).
 test-browser: install
-	$(VENV)/bin/pytest -q tests/adapters/service/test_web_page.py
+	$(VENV)/bin/pytest -q tests/adapters/service/test_web_page.py tests/adapters/service/test_web_links.py
 
 # The adversarial suite (hostile inputs on every surface, randomised tenants); prints its totals.
 adversarial: install

@@ -202,7 +202,10 @@ class DocumentMatrix:
         return len(stale)
 
     def source_summaries(self, filters: dict[str, Any] | None) -> list[dict[str, Any]]:
-        """Per source of the documents matching `filters`: tenant, id, name, title, file, chunks, chars."""
+        """Per source of the documents matching `filters`: id, tenant, title, chunks, chars, site...
+
+        Also its name, file, when it was indexed; `site` is the crawl a web page came from.
+        """
         rows: dict[SourceKey, dict[str, Any]] = {}
         for i in self.matching_indices(filters):
             doc = self._docs[i]
@@ -218,6 +221,7 @@ class DocumentMatrix:
                     "chunks": 0,
                     "chars": 0,
                     "indexed_at": doc.meta.get("indexed_at"),
+                    "site": doc.meta.get("site"),
                 }
             row["chunks"] += 1
             row["chars"] += len(doc.content or "")

@@ -65,6 +65,7 @@ __all__ = [
     "PageState",
     "UrlRefusedError",
     "WebSourceError",
+    "check_url",
     "crawl_site",
     "is_url",
     "normalize_url",
@@ -494,7 +495,9 @@ def _sitemap_entries(text: str) -> tuple[list[str], list[str]]:
 
 
 def _meta_key(meta: dict[str, Any]) -> bytes:
-    return json.dumps(meta, sort_keys=True, ensure_ascii=False, default=str).encode()
+    """The extra meta as bytes for the content hash (``indexed_at`` says when, not what: left out)."""
+    kept = {k: v for k, v in meta.items() if k != "indexed_at"}
+    return json.dumps(kept, sort_keys=True, ensure_ascii=False, default=str).encode()
 
 
 class _Crawl:
@@ -801,6 +804,47 @@ def _html_title(html: str, text: str, url: str) -> str:
     return (title or "").strip() or Path(urlsplit(url).path).stem or url
 
 
+def _check_syntax(url: Any) -> None:
+    """`UrlRefusedError` for what is not an http(s) URL with a host and without credentials."""
+    if not isinstance(url, str) or not is_url(url):
+        raise UrlRefusedError(f"{str(url)[:200]!r}: only http:// and https:// URLs can be indexed")
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 (a port out of range or not a number raises here)
+    except ValueError as exc:
+        raise UrlRefusedError(f"{url[:200]!r}: not a valid URL ({exc})") from exc
+    if not parts.hostname:
+        raise UrlRefusedError(f"{url[:200]!r}: the URL names no host")
+    if parts.username or parts.password:
+        raise UrlRefusedError(f"{url[:200]!r}: URLs with a user name or password are not indexed")
+
+
+def check_url(url: str, allow_private_hosts: bool | None = None) -> str:
+    """The normalised form of `url` if a crawl may start there; else `UrlRefusedError` says why.
+
+    Checks what `crawl_site` checks before its first request: an http(s) URL with a host and no
+    credentials, whose host resolves, and (unless `allow_private_hosts`, default the
+    `HAYGRAPH_ALLOW_PRIVATE_HOSTS` environment variable) only to public addresses. The crawl checks
+    every host again when it connects (a DNS answer may change in between).
+    """
+    _check_syntax(url)
+    host = urlsplit(url.strip()).hostname or ""
+    allowed = private_hosts_allowed() if allow_private_hosts is None else allow_private_hosts
+    if not allowed:
+        try:
+            infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError) as exc:
+            raise UrlRefusedError(f"cannot resolve host {host!r}: {exc}") from exc
+        for address in sorted({str(info[4][0]) for info in infos}):
+            why = _refused_address(address)
+            if why:
+                raise UrlRefusedError(
+                    f"{host} resolves to {why} address {address}: refused (the operator allows loopback "
+                    f"and private hosts with --allow-private-hosts or {ALLOW_PRIVATE_ENV}=1)"
+                )
+    return normalize_url(url)
+
+
 def crawl_site(
     url: str,
     settings: CrawlSettings | None = None,
@@ -819,12 +863,6 @@ def crawl_site(
     :raises UrlRefusedError: Not an http(s) URL, or its host is loopback/private and not allowed.
     :raises WebSourceError: robots.txt cannot be read (5xx, no answer), or a sitemap URL is not one.
     """
-    if not is_url(url):
-        raise UrlRefusedError(f"{url!r}: only http:// and https:// URLs can be indexed")
-    parts = urlsplit(url.strip())
-    if not parts.hostname:
-        raise UrlRefusedError(f"{url!r}: the URL names no host")
-    if parts.username or parts.password:
-        raise UrlRefusedError(f"{url!r}: URLs with a user name or password are not indexed")
+    _check_syntax(url)
     crawl = _Crawl(url, settings or CrawlSettings(), known or {}, meta or {}, on_page)
     return crawl.run()

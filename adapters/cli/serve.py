@@ -94,6 +94,30 @@ def register(sub: Any) -> None:
         "(the bearer key in $HAYGRAPH_METRICS_KEY)",
     )
     add_tracing_arguments(p)
+    web = p.add_argument_group("websites (POST /v1/sources with a url, the page's Documents tab)")
+    web.add_argument(
+        "--resync-every",
+        type=duration,
+        metavar="DURATION",
+        help="re-sync every indexed website this often, one at a time, in the background: e.g. 6h, 30m, "
+        "1d, 90s (default: never; re-post the URL to re-sync by hand)",
+    )
+    web.add_argument(
+        "--allow-private-hosts",
+        action="store_true",
+        help="allow websites on loopback and private addresses (also HAYGRAPH_ALLOW_PRIVATE_HOSTS=1); "
+        "refused by default, whatever a request asks",
+    )
+    web.add_argument(
+        "--crawl-max-pages", type=int, default=500, metavar="N", help="pages per website crawl (default 500)"
+    )
+    web.add_argument(
+        "--crawl-delay",
+        type=float,
+        default=0.5,
+        metavar="SECONDS",
+        help="seconds between two requests to a website (default 0.5; robots.txt's Crawl-delay may raise it)",
+    )
     load = p.add_argument_group("load and shutdown")
     load.add_argument(
         "--max-in-flight",
@@ -135,6 +159,25 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_serve)
 
 
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def duration(text: str) -> float:
+    """Seconds of a duration written ``90s``, ``30m``, ``6h``, ``1d`` or a plain number of seconds."""
+    value = text.strip().lower()
+    scale = _UNITS.get(value[-1:])
+    number = value[:-1] if scale is not None else value
+    try:
+        seconds = float(number) * (scale or 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration (write e.g. 6h, 30m, 1d or 90s)"
+        ) from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must be more than 0")
+    return seconds
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the HTTP service until interrupted."""
     from haygraph.adapters.tracing import tracing_requested
@@ -145,6 +188,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValueError(
             f"`haygraph serve` needs the `serve` extra ({exc.name} is missing): pip install 'haygraph[serve]'"
         ) from exc
+    from haygraph.retrieval.web_sources import private_hosts_allowed
+
     settings = ServiceSettings(
         store_dir=Path(args.store),
         host=args.host,
@@ -172,6 +217,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         oidc_config=Path(args.oidc_config) if args.oidc_config else None,
         tracing=tracing_requested(args.tracing),
         trace_content=args.trace_content,
+        allow_private_hosts=args.allow_private_hosts or private_hosts_allowed(),
+        resync_every_s=args.resync_every,
+        crawl_max_pages=args.crawl_max_pages,
+        crawl_delay_s=args.crawl_delay,
     )
     serve(settings, announce=lambda line: print(f"haygraph serve: {line}", file=sys.stderr, flush=True))
     return 0

@@ -26,7 +26,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, File, Header, HTTPException, Query, Request, UploadFile
+from fastapi import Depends, FastAPI, File, Form, Header, HTTPException, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -580,21 +580,36 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         status_code=202,
         response_model=UploadView,
         tags=tags,
-        summary="Upload documents (multipart `files`); they are indexed by a background job",
+        summary="Upload documents (multipart `files`) or add a website (`url`), indexed by a background job",
         description="Every format `haygraph index` reads. Each refused file (type, name, size, zip bomb) "
         "is listed with its reason; the others are indexed by the job whose status is "
         "`GET /v1/jobs/{job_id}`. 400 when no file is accepted, 413 when the request is larger than "
         "`--max-upload-bytes`, 403 for a read-only key, 507 when the server's disk is full (nothing "
-        "changed; upload again once space is freed).",
+        "changed; upload again once space is freed). With the form field `url` instead of files, the "
+        "job crawls that website (a page, a sitemap or a site root) into the key's tenant, within the "
+        "operator's limits; posting the same URL again re-syncs it. 400 for a URL that is not http(s), "
+        "or whose host is loopback or private while the operator has not allowed such hosts.",
     )
     async def upload(
         caller: CallerDep,
         request: Request,
-        files: Annotated[list[UploadFile], File(description="The documents to upload and index")],
+        files: Annotated[
+            list[UploadFile] | None, File(description="The documents to upload and index")
+        ] = None,
+        url: Annotated[
+            str | None,
+            Form(max_length=2000, description="A website to crawl and index (instead of files)"),
+        ] = None,
     ) -> dict[str, Any]:
         documents = _documents(service)
+        if url is not None:
+            return await _add_site(documents, caller, request, url, files)
+        files = files or []
         request.state.audit = {"object": [str(f.filename or "") for f in files][:MAX_FILES_PER_UPLOAD]}
         documents.check_write(caller)
+        if not files:  # as a missing required field was before `url` existed: 422
+            missing = "Field required (documents as multipart `files`, or a website as the form field `url`)"
+            raise RequestValidationError([{"type": "missing", "loc": ("body", "files"), "msg": missing}])
         if len(files) > MAX_FILES_PER_UPLOAD:
             raise BadRequestError(f"at most {MAX_FILES_PER_UPLOAD} files per upload, got {len(files)}")
         results: list[dict[str, Any]] = []
@@ -652,7 +667,7 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         status_code=202,
         response_model=IndexJobView,
         tags=tags,
-        summary="Index an uploaded document again (a background job)",
+        summary="Index an uploaded document again, or re-sync a web page's site (a background job)",
     )
     async def reindex(source_id: str, caller: CallerDep, request: Request) -> dict[str, Any]:
         documents = _documents(service)
@@ -660,6 +675,23 @@ def _add_web_routes(app: FastAPI, service: HaygraphService) -> None:
         job = documents.reindex(caller, source_id)
         request.state.audit = {"outcome": "accepted", "job": job.id}
         return job.to_json()
+
+
+async def _add_site(
+    documents: DocumentManager, caller: Caller, request: Request, url: str, files: list[UploadFile] | None
+) -> dict[str, Any]:
+    """`POST /v1/sources` with `url`: check it (scheme, host, address) and queue the crawl's job."""
+    request.state.audit = {"action": "site", "object": [url[:300]]}
+    documents.check_write(caller)
+    if files:
+        raise BadRequestError("send either files or a website `url`, not both")
+    try:
+        site = await asyncio.to_thread(documents.check_site, url)
+    except UploadRefused as exc:
+        raise BadRequestError(str(exc)) from exc
+    job = documents.start_site(caller, site)
+    request.state.audit = {"action": "site", "outcome": "accepted", "object": [site], "job": job.id}
+    return {"job": job.to_json(), "files": [], "site": site}
 
 
 def audit_ask(request: Request, result: dict[str, Any], question: str, thread_id: str | None) -> None:

@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 PAGE_BYTES = 4096
 MAX_LINE_BYTES = PAGE_BYTES
 """A line (with its newline) fits in one page; longer ones lose their question, then list items."""
-ACTIONS = ("upload", "delete", "reindex", "confirm", "ask", "index")
+ACTIONS = ("upload", "site", "delete", "reindex", "confirm", "ask", "index")
 
 
 def actor_of(caller: Any) -> str:
@@ -240,6 +240,7 @@ class AuditMiddleware:
             caller = state.get("caller")
             note = dict(state.get("audit") or {})
             outcome = note.pop("outcome", None)
+            action = str(note.pop("action", action))  # `POST /v1/sources` with a `url`: "site"
             if status >= 400:
                 outcome = "refused" if status < 500 else "failed"
             self.audit.record(

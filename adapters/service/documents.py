@@ -22,6 +22,15 @@ before the job or the one it saved, never a mix.
 
 On a PostgreSQL store (`store.backend: postgres`) jobs and uploaded files are kept in the store's
 database instead (`shared_documents.py`), so every `serve` process on that store sees them.
+
+Websites: `start_site` queues a job that crawls a URL (`KnowledgeBase.index_site`) into the caller's
+tenant, on the same worker as the uploads; posting the same URL again re-syncs that tenant's copy of
+the site (another tenant's pages are neither read nor changed). The crawl's limits and whether
+loopback/private hosts may be crawled are the operator's (`CrawlSettings`), never the request's.
+With `resync_every_s`, `start_schedule` re-syncs every indexed site (of every tenant), one at a time,
+each when its last sync is that old. The last sync of each site (when, and how many pages were new,
+changed, unchanged, removed, skipped, failed) is kept in `<store>/uploads/sites.json` (in memory on a
+PostgreSQL store) and shown in the site's rows of `sources`.
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.service.audit import AuditLog, actor_of
@@ -58,6 +67,9 @@ from haygraph.retrieval.errors import RetrievalError, UnreadableFileError
 from haygraph.retrieval.office_formats import check_package
 from haygraph.retrieval.sources import known_sources, source_key
 
+if TYPE_CHECKING:  # web_sources (urllib3) loads when a site is indexed
+    from haygraph.retrieval.web_sources import CrawlSettings
+
 logger = logging.getLogger(__name__)
 
 UPLOADS_DIR = "uploads"
@@ -70,6 +82,15 @@ KEPT_JOBS = 200
 
 JOBS_FILE = "jobs.json"
 """The job journal, in the uploads folder: every job's last saved state, so a restart can tell."""
+
+SITES_FILE = "sites.json"
+"""The last sync of each website source, in the uploads folder (`sync` in the site's rows)."""
+
+SCHEDULE_ACTOR = "schedule"
+"""The audit actor of the re-syncs `serve --resync-every` starts."""
+
+MAX_LISTED_PAGES = 50
+"""Pages named per list (removed, skipped, failed) in a site job's report; the counts are complete."""
 
 INTERRUPTED = (
     "interrupted: the server stopped while this job ran (the store keeps the version before it or the "
@@ -149,6 +170,8 @@ def source_rows(
 ) -> list[dict[str, Any]]:
     """One row per source (`store.source_summaries`): id, title, chunks, characters, format, size, when.
 
+    A web page's row names its `site` (the URL its crawl started from; None for a file).
+
     `sizes` ({file name: bytes} of the caller's uploads) replaces reading the size from the disk.
     """
     rows = []
@@ -169,6 +192,7 @@ def source_rows(
                 "bytes": sizes.get(name) if sizes is not None and uploaded else _file_size(file_path),
                 "indexed_at": summary.get("indexed_at"),
                 "uploaded": uploaded,
+                "site": summary.get("site") if isinstance(summary.get("site"), str) else None,
             }
         )
     return sorted(rows, key=lambda r: (r["id"].lower(), r["tenant"] or ""))
@@ -199,17 +223,22 @@ class IndexJob:
     id: str
     tenant: str | None
     kind: str
+    """upload, reindex, site (a website posted by URL) or resync (the `--resync-every` schedule)."""
     files: list[str]
+    """The files' names; for a website job, its URL."""
     state: str = "queued"
     """queued, running, done or failed."""
     phase: str = "queued"
-    """queued, converting, embedding, saving, loading, done, failed."""
+    """queued, crawling (a website: `done` of `total` pages), converting, embedding, saving, loading, done,
+    failed."""
     done: int = 0
     total: int = 0
     report: dict[str, Any] | None = None
     error: str | None = None
     created: float = field(default_factory=time.time)
     finished: float | None = None
+    future: Any = field(default=None, repr=False, compare=False)
+    """The worker's future of this job (None for a job read back from the journal)."""
 
     def record(self) -> dict[str, Any]:
         """The job as the journal keeps it (`to_json` and the tenant)."""
@@ -249,9 +278,20 @@ class IndexJob:
 class DocumentManager:
     """Sources of the served store per tenant; uploads, background indexing jobs, removal, re-index."""
 
-    def __init__(self, knowledge: LiveKnowledgeBase, *, max_upload_bytes: int) -> None:
+    def __init__(
+        self,
+        knowledge: LiveKnowledgeBase,
+        *,
+        max_upload_bytes: int,
+        crawl: CrawlSettings | None = None,
+    ) -> None:
         self.knowledge = knowledge
         self.max_upload_bytes = max_upload_bytes
+        self.crawl = crawl
+        """The operator's crawl limits for websites (None: `CrawlSettings()`, private hosts per the env)."""
+        self._syncs: dict[tuple[str | None, str], dict[str, Any]] = {}
+        self._stop = threading.Event()
+        self._scheduler: threading.Thread | None = None
         self.uploads = Path(knowledge.store_dir) / UPLOADS_DIR
         self._jobs: dict[str, IndexJob] = {}
         self._jobs_lock = threading.Lock()
@@ -275,6 +315,7 @@ class DocumentManager:
             self.uploads = self._shared.root
         else:
             self._load_journal()
+            self._load_syncs()
 
     # -- the job journal ---------------------------------------------------------------------------
     def _load_journal(self) -> None:
@@ -326,8 +367,44 @@ class DocumentManager:
             except OSError as exc:  # a full disk or a read-only store: the jobs still run
                 logger.warning("cannot write the job journal %s: %s", path, exc)
 
+    def _load_syncs(self) -> None:
+        """Read the last sync of each website source (`SITES_FILE`); an unreadable file is forgotten."""
+        path = self.uploads / SITES_FILE
+        try:
+            records = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            logger.warning("cannot read %s (%s): the sites' last syncs are forgotten", path, exc)
+            return
+        for item in records if isinstance(records, list) else []:
+            if (
+                isinstance(item, dict)
+                and isinstance(item.get("site"), str)
+                and isinstance(item.get("sync"), dict)
+            ):
+                tenant = item.get("tenant")
+                self._syncs[(tenant if isinstance(tenant, str) else None, item["site"])] = item["sync"]
+
+    def _save_syncs(self) -> None:
+        """Write the sites' last syncs atomically (on a PostgreSQL store they stay in memory)."""
+        if self._book is not None:
+            return
+        with self._jobs_lock:
+            records = [{"tenant": t, "site": site, "sync": sync} for (t, site), sync in self._syncs.items()]
+        path = self.uploads / SITES_FILE
+        with self._journal_lock:
+            try:
+                self.uploads.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(f".{SITES_FILE}.tmp")
+                tmp.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+                os.replace(tmp, path)
+            except OSError as exc:
+                logger.warning("cannot write %s: %s", path, exc)
+
     def close(self) -> None:
         """Stop accepting jobs; a job already running finishes (its store save is atomic either way)."""
+        self._stop.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._book is not None:
             self._book.close()
@@ -358,6 +435,10 @@ class DocumentManager:
         store = self.knowledge.current.kb.store
         sizes = self._shared.sizes(tenant_folder_name(caller.tenant)) if self._shared is not None else None
         rows = source_rows(store.source_summaries(_scope(caller.tenant)), self.uploads, sizes)
+        with self._jobs_lock:
+            for row in rows:
+                sync = self._syncs.get((row["tenant"], row["site"])) if row["site"] else None
+                row["sync"] = dict(sync) if sync is not None else None
         if caller.tenant is not None:
             for row in rows:
                 row.pop("tenant")
@@ -455,15 +536,203 @@ class DocumentManager:
         """Queue a background job indexing `files` for the caller's tenant."""
         names = [f.name for f in files]
         job = IndexJob(id=secrets.token_hex(8), tenant=caller.tenant, kind=kind, files=names)
-        self._actors[job.id] = actor_of(caller)
+        self._remember(job, actor_of(caller))
+        job.future = self._pool.submit(self._run_job, job, files)
+        return job
+
+    # -- websites --------------------------------------------------------------------------------
+    def crawl_settings(self) -> CrawlSettings:
+        """The operator's crawl limits (`--allow-private-hosts` among them); never a request's."""
+        from haygraph.retrieval.web_sources import CrawlSettings
+
+        return self.crawl if self.crawl is not None else CrawlSettings()
+
+    def check_site(self, url: Any) -> str:
+        """The normalised URL if a crawl may start there (scheme, host, address); else `UploadRefused`.
+
+        Resolves the host (call it off the event loop). The crawl checks every address again.
+        """
+        from haygraph.retrieval.web_sources import UrlRefusedError, check_url
+
+        try:
+            return check_url(url, self.crawl_settings().private_allowed)
+        except UrlRefusedError as exc:
+            raise UploadRefused(str(exc)) from exc
+
+    def start_site(self, caller: Caller, url: str, kind: str = "site") -> IndexJob:
+        """Queue a background job crawling `url` into the caller's tenant (a re-sync if it was indexed).
+
+        `url` must have passed `check_site` (it is its normalised form).
+        """
+        return self._queue_site(caller.tenant, url, kind, actor_of(caller))
+
+    def _queue_site(self, tenant: str | None, site: str, kind: str, actor: str) -> IndexJob:
+        job = IndexJob(id=secrets.token_hex(8), tenant=tenant, kind=kind, files=[site])
+        self._remember(job, actor)
+        job.future = self._pool.submit(self._run_site_job, job, site)
+        return job
+
+    def _remember(self, job: IndexJob, actor: str) -> None:
+        """Keep a new job (and forget the oldest finished ones past `KEPT_JOBS`); journal it."""
+        self._actors[job.id] = actor
         with self._jobs_lock:
             self._jobs[job.id] = job
             finished = [j for j in self._jobs.values() if j.finished is not None]
             for old in sorted(finished, key=lambda j: j.created)[: max(0, len(self._jobs) - KEPT_JOBS)]:
                 del self._jobs[old.id]
         self._save(job)
-        self._pool.submit(self._run_job, job, files)
-        return job
+
+    def _run_site_job(self, job: IndexJob, site: str) -> None:
+        job.state, job.phase = "running", "crawling"
+        self._save(job)
+
+        def on_page(event: Any) -> None:
+            job.done, job.total = event.done, event.limit
+            self._save(job, progress=True)
+
+        meta: dict[str, Any] = {"indexed_at": datetime.now(UTC).isoformat(timespec="seconds")}
+        if job.tenant is not None:
+            meta["tenant"] = job.tenant
+        try:
+            with self._write_lock:
+                report = self._writer_kb().index_site(
+                    site, settings=self.crawl_settings(), meta=meta, on_page=on_page
+                )
+            job.phase = "loading"
+            self._await_snapshot()
+        except (RetrievalError, OSError) as exc:
+            self._writer = None
+            self._fail(job, self._public(str(exc)))
+            self._record_sync(job, None)
+            return
+        except Exception as exc:
+            self._writer = None
+            logger.exception("website job %s failed", job.id)
+            self._fail(job, f"unexpected failure ({type(exc).__name__}); see the server log")
+            self._record_sync(job, None)
+            return
+        index = report.index
+        job.report = {
+            "site": report.site,
+            "new": len(report.new),
+            "changed": len(report.changed),
+            "unchanged": len(report.unchanged),
+            "removed": len(report.removed),
+            "skipped": len(report.skipped),
+            "failed": len(report.failed),
+            "unchecked": len(report.unchecked),
+            "removed_pages": dict(list(report.removed.items())[:MAX_LISTED_PAGES]),
+            "skipped_pages": report.skipped[:MAX_LISTED_PAGES],
+            "failed_pages": report.failed[:MAX_LISTED_PAGES],
+            "requests": report.requests,
+            "not_modified": report.not_modified,
+            "sources": index.sources if index is not None else 0,
+            "chunks": index.chunks if index is not None else 0,
+            "embedded": index.embedded if index is not None else 0,
+            "total_documents": report.total_documents,
+            "seconds": round(report.seconds, 3),
+        }
+        kept = report.new or report.changed or report.unchanged or report.removed
+        if report.failed and not kept:  # nothing of the site could be read: say why
+            self._fail(job, "; ".join(report.failed[:5]))
+        else:
+            job.state, job.phase, job.finished = "done", "done", time.time()
+            job.done = job.total = max(job.done, len(report.new) + len(report.changed))
+            self._save(job)
+            observe_job(job.kind, "done", time.time() - job.created, job.report)
+            self._audit_job(job)
+        self._record_sync(job, report)
+        logger.info(
+            "website %s (tenant %s) %s: %d new, %d changed, %d unchanged, %d removed, %d skipped, %d failed "
+            "in %.1f s",
+            report.site,
+            job.tenant,
+            "re-synced" if job.kind == "resync" else "indexed",
+            len(report.new),
+            len(report.changed),
+            len(report.unchanged),
+            len(report.removed),
+            len(report.skipped),
+            len(report.failed),
+            report.seconds,
+        )
+
+    def _record_sync(self, job: IndexJob, report: Any) -> None:
+        """Keep the site's last sync (shown in its rows) and write it down."""
+        counts = {
+            name: len(getattr(report, name)) if report is not None else 0
+            for name in ("new", "changed", "unchanged", "removed", "skipped", "failed")
+        }
+        sync = {
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "state": job.state,
+            "kind": job.kind,
+            "job": job.id,
+            **counts,
+            "error": job.error,
+        }
+        with self._jobs_lock:
+            self._syncs[(job.tenant, job.files[0])] = sync
+        self._save_syncs()
+
+    def sites(self) -> list[tuple[str | None, str]]:
+        """Every website source of the served store: (tenant, site URL), of every tenant."""
+        if not self.knowledge.ready:
+            return []
+        found: dict[tuple[str | None, str], None] = {}
+        for doc in self.knowledge.current.kb.store.source_documents():
+            site = doc.meta.get("site")
+            if isinstance(site, str) and site:
+                found[(source_key(doc)[0], site)] = None
+        return list(found)
+
+    def start_schedule(self, every_s: float) -> None:
+        """Re-sync every website source in the background, each when its last sync is `every_s` old.
+
+        One site at a time, on the indexing worker (uploads queue behind a running crawl). A site
+        never synced by this server counts from the schedule's start. Stopped by `close`.
+        """
+        if self._scheduler is not None:
+            return
+        started = time.time()
+        self._scheduler = threading.Thread(
+            target=self._schedule_loop, args=(every_s, started), name="haygraph-resync", daemon=True
+        )
+        self._scheduler.start()
+
+    def _schedule_loop(self, every_s: float, started: float) -> None:
+        tick = min(every_s, 30.0)
+        while not self._stop.wait(tick):
+            try:
+                due = self._due_sites(every_s, started)
+            except Exception:  # the store is reloading or broken: try again next tick
+                logger.exception("cannot list the website sources to re-sync")
+                continue
+            for tenant, site in due:
+                if self._stop.is_set():
+                    return
+                job = self._queue_site(tenant, site, "resync", SCHEDULE_ACTOR)
+                try:
+                    job.future.result()  # one site at a time
+                except Exception:  # cancelled at shutdown
+                    return
+
+    def _due_sites(self, every_s: float, started: float) -> list[tuple[str | None, str]]:
+        """The sites whose last sync (else the schedule's start) is at least `every_s` old."""
+        now = time.time()
+        due = []
+        for key in self.sites():
+            with self._jobs_lock:
+                sync = self._syncs.get(key)
+            last = started
+            if sync is not None:
+                try:
+                    last = datetime.fromisoformat(str(sync["at"])).timestamp()
+                except (KeyError, ValueError):
+                    last = started
+            if now - last >= every_s:
+                due.append(key)
+        return due
 
     def _writer_kb(self) -> Any:
         """The knowledge base writes go through (opened once; reopened after a failed write)."""
@@ -591,6 +860,10 @@ class DocumentManager:
 
     def _file_of(self, tenant: str | None, source_id: str) -> Any:
         """The file a source of `tenant` was indexed from (its `meta.file_path`; None if none or unknown)."""
+        return self._meta_of(tenant, source_id).get("file_path")
+
+    def _meta_of(self, tenant: str | None, source_id: str) -> dict[str, Any]:
+        """The meta of a source of `tenant` (`NotFoundError` for another tenant's or an unknown one)."""
         if not self.knowledge.ready:
             raise NotFoundError(f"source {source_id[:80]!r} does not exist")
         store = self.knowledge.current.kb.store
@@ -602,7 +875,7 @@ class DocumentManager:
         ]
         if not found:
             raise NotFoundError(f"source {source_id[:80]!r} does not exist")
-        return found[0].meta.get("file_path")
+        return dict(found[0].meta)
 
     def remove(self, caller: Caller, source_id: str) -> dict[str, Any]:
         """Remove one of the caller's sources (and its uploaded file); returns what was removed."""
@@ -621,8 +894,17 @@ class DocumentManager:
         return {"removed": report.sources, "chunks": report.chunks}
 
     def reindex(self, caller: Caller, source_id: str) -> IndexJob:
-        """Queue a job indexing an uploaded source's file again (its own file in the caller's folder)."""
-        file_path = self._file_of(caller.tenant, source_id)
+        """Queue a job indexing an uploaded source's file again (its own file in the caller's folder).
+
+        A web page's source re-syncs the whole site it was crawled with (the caller's copy of it).
+        """
+        meta = self._meta_of(caller.tenant, source_id)
+        site = meta.get("site")
+        if isinstance(site, str) and site:
+            owner = meta.get("tenant")
+            tenant = caller.tenant if caller.tenant is not None else (None if owner is None else str(owner))
+            return self._queue_site(tenant, site, "site", actor_of(caller))
+        file_path = meta.get("file_path")
         if _inside(file_path, self.folder(caller.tenant)):
             self._fetch_uploads(caller.tenant, [Path(str(file_path))])
         if not _inside(file_path, self.folder(caller.tenant)) or not Path(str(file_path)).is_file():
@@ -635,6 +917,7 @@ class DocumentManager:
 
 __all__ = [
     "MAX_FILES_PER_UPLOAD",
+    "SCHEDULE_ACTOR",
     "UPLOADS_DIR",
     "DocumentManager",
     "IndexJob",

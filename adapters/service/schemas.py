@@ -244,20 +244,33 @@ class SourceView(BaseModel):
     bytes: int | None = Field(description="Size of its file, when the server still has it.")
     indexed_at: str | None = Field(description="When it was uploaded and indexed (uploads only).")
     uploaded: bool = Field(description="Uploaded through the service (it can be re-indexed here).")
+    site: str | None = Field(
+        default=None,
+        description="A web page: the URL its site was crawled from (re-index re-syncs that site); "
+        "None for a file.",
+    )
+    sync: dict[str, Any] | None = Field(
+        default=None,
+        description="A web page: its site's last sync on this server: at, state, kind (site or resync), "
+        "job, and pages new, changed, unchanged, removed, skipped, failed; error when it failed.",
+    )
 
 
 class IndexJobView(BaseModel):
-    """An indexing job: `done` of `total` chunks embedded (or found in the cache) while `embedding`."""
+    """An indexing job: `done` of `total` chunks embedded (or pages fetched of the limit while `crawling`)."""
 
     id: str
-    kind: Literal["upload", "reindex"]
-    files: list[str]
+    kind: Literal["upload", "reindex", "site", "resync"]
+    files: list[str] = Field(description="The uploaded files' names; for a website, its URL.")
     state: Literal["queued", "running", "done", "failed"]
-    phase: Literal["queued", "converting", "embedding", "saving", "loading", "done", "failed"]
+    phase: Literal["queued", "crawling", "converting", "embedding", "saving", "loading", "done", "failed"]
     done: int
     total: int
     report: dict[str, Any] | None = Field(
-        default=None, description="When done: sources, chunks, embedded, from_cache, skipped, ..."
+        default=None,
+        description="When done: sources, chunks, embedded, from_cache, skipped, ...; for a website: new, "
+        "changed, unchanged, removed, skipped, failed (counts), removed_pages, skipped_pages, failed_pages, "
+        "requests, not_modified, chunks, seconds",
     )
     error: str | None = None
     created: float
@@ -273,10 +286,11 @@ class UploadedFile(BaseModel):
 
 
 class UploadView(BaseModel):
-    """Response of `POST /v1/sources` (202): the indexing job and each file's outcome."""
+    """Response of `POST /v1/sources` (202): the indexing job and each file's outcome (or the site's URL)."""
 
     job: IndexJobView
     files: list[UploadedFile]
+    site: str | None = Field(default=None, description="The website's normalised URL (a `url` post).")
 
 
 class RemovalView(BaseModel):

@@ -262,9 +262,21 @@ class HaygraphService:
             orders = self.settings.orders_db or Path(self.settings.store_dir) / "orders.sqlite"
             self._orders = OrdersDatabase(orders)
         self.knowledge, self.base_context = knowledge, context
-        self.documents = DocumentManager(knowledge, max_upload_bytes=self.settings.max_upload_bytes)
+        self.documents = DocumentManager(
+            knowledge, max_upload_bytes=self.settings.max_upload_bytes, crawl=self._crawl_settings()
+        )
         self.documents.audit = self.audit
         self._check_key_tools()
+
+    def _crawl_settings(self) -> Any:
+        """The operator's limits for websites posted to `/v1/sources` and their re-syncs."""
+        from haygraph.retrieval.web_sources import CrawlSettings
+
+        return CrawlSettings(
+            max_pages=self.settings.crawl_max_pages,
+            delay=self.settings.crawl_delay_s,
+            allow_private_hosts=self.settings.allow_private_hosts,
+        )
 
     def _store_is_new(self, config: Any) -> bool:
         """An existing, empty store directory (not a damaged store): it fills with uploaded documents."""
@@ -307,6 +319,9 @@ class HaygraphService:
         self.stateless_graph = build_graph()
         if self.settings.reload_interval_s > 0 and self.knowledge is not None:
             self._watcher = asyncio.create_task(self.knowledge.watch(self.settings.reload_interval_s))
+        if self.settings.resync_every_s is not None and self.documents is not None:
+            self.documents.start_schedule(self.settings.resync_every_s)
+            logger.info("websites are re-synced every %.0f s", self.settings.resync_every_s)
         logger.info("threads: %s", describe_threads_db(self.settings.threads_db))
         await self._warm_turns()
         settle_memory()

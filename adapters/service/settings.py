@@ -127,6 +127,20 @@ class ServiceSettings:
     trace_content: bool = False
     """Whether spans may hold question, answer and document text (`--trace-content`; off: none)."""
 
+    allow_private_hosts: bool = False
+    """Whether a website posted to `/v1/sources` (and its re-syncs) may be on a loopback, private,
+    link-local or reserved address (`--allow-private-hosts` or `HAYGRAPH_ALLOW_PRIVATE_HOSTS=1`, read by
+    the CLI). An operator's choice: no request can change it."""
+
+    resync_every_s: float | None = None
+    """Re-sync every indexed website this often (seconds, `--resync-every`); None = never on a schedule."""
+
+    crawl_max_pages: int = 500
+    """Pages fetched at most per website crawl (`--crawl-max-pages`)."""
+
+    crawl_delay_s: float = 0.5
+    """Seconds between two requests to a website (`--crawl-delay`; robots.txt's Crawl-delay may raise it)."""
+
     @property
     def in_flight_limit(self) -> int:
         """`max_in_flight`, or its default from the core count."""
@@ -168,6 +182,12 @@ class ServiceSettings:
             raise ServiceConfigError(
                 f"--shutdown-grace must be >= 0 seconds, but got {self.shutdown_grace_s}"
             )
+        if self.resync_every_s is not None and not self.resync_every_s > 0:
+            raise ServiceConfigError(f"--resync-every must be > 0 seconds, but got {self.resync_every_s}")
+        if self.crawl_max_pages < 1:
+            raise ServiceConfigError(f"--crawl-max-pages must be >= 1, but got {self.crawl_max_pages}")
+        if not 0 <= self.crawl_delay_s <= 60:
+            raise ServiceConfigError(f"--crawl-delay must be 0..60 seconds, but got {self.crawl_delay_s}")
         if self.reload_interval_s < 0:
             raise ServiceConfigError(f"reload_interval_s must be >= 0, but got {self.reload_interval_s}")
         if self.metrics not in ("off", "loopback", "key"):

@@ -555,7 +555,10 @@ class PostgresStore(EmbeddedDocumentStore):
         return docs
 
     def source_summaries(self, filters: dict[str, Any] | None) -> list[dict[str, Any]]:
-        """Per source of the chunks matching `filters`: tenant, id, name, title, file, chunks, characters."""
+        """Per source of the chunks matching `filters`: id, tenant, title, chunks, characters, site...
+
+        Also its name, file, when it was indexed; `site` is the crawl a web page came from.
+        """
         from psycopg import sql
 
         if self.version is None:
@@ -564,7 +567,8 @@ class PostgresStore(EmbeddedDocumentStore):
         query = (
             sql.SQL(
                 "SELECT meta->'tenant', meta->>'source_id', min(meta->>'source'), min(meta->>'title'), "
-                "min(meta->>'file_path'), count(*), sum(length(content)), min(meta->>'indexed_at') "
+                "min(meta->>'file_path'), count(*), sum(length(content)), min(meta->>'indexed_at'), "
+                "min(meta->>'site') "
                 "FROM {} WHERE TRUE"
             ).format(self._table())
             + (sql.SQL(where) if isinstance(where, str) else where)
@@ -582,8 +586,9 @@ class PostgresStore(EmbeddedDocumentStore):
                 "chunks": int(chunks),
                 "chars": int(chars or 0),
                 "indexed_at": indexed_at,
+                "site": site,
             }
-            for tenant, source_id, source, title, file_path, chunks, chars, indexed_at in rows
+            for tenant, source_id, source, title, file_path, chunks, chars, indexed_at, site in rows
         ]
 
     def tenant_counts(self) -> dict[str | None, int]:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from haygraph.adapters.cli.main import main
+from haygraph.adapters.cli.serve import duration
 
 
 def test_help_does_not_import_the_web_stack() -> None:
@@ -50,3 +51,19 @@ def test_missing_store_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["serve", "--store", str(tmp_path / "nothing")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: store directory") and "haygraph index" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("6h", 21600.0), ("30m", 1800.0), ("1d", 86400.0), ("90s", 90.0), ("2.5", 2.5)]
+)
+def test_resync_every_reads_a_duration(text: str, seconds: float) -> None:
+    assert duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["0", "-1h", "soon", "h", "6w", "inf"])
+def test_resync_every_refuses_a_bad_duration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--store", str(tmp_path / "kb"), "--resync-every", text])
+    assert "--resync-every" in capsys.readouterr().err

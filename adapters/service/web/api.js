@@ -106,3 +106,14 @@ export function uploadFiles(files, onProgress) {
     request.send(form);
   });
 }
+
+// POST /v1/sources with a website's URL (form field `url`): the crawl's indexing job, and the URL.
+export async function addSite(url) {
+  const response = await fetch("/v1/sources", {
+    method: "POST",
+    headers: headers({ "Content-Type": "application/x-www-form-urlencoded" }),
+    body: new URLSearchParams({ url }),
+  });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}

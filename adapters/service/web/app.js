@@ -1,8 +1,10 @@
 // The haygraph page: sign-in, chat with streamed answers and openable citations, documents, status.
 // Every string from the server (answers, document text, file names) is put in the page as text
-// (text nodes / textContent), never parsed as HTML.
+// (text nodes / textContent), never parsed as HTML; a source id that is an http(s) URL becomes a link
+// to its page through links.js (only http/https hrefs, rel=noopener).
 
-import { ApiError, askStream, call, storedKey, storeKey, uploadFiles as sendFiles } from "./api.js";
+import { addSite, ApiError, askStream, call, storedKey, storeKey, uploadFiles as sendFiles } from "./api.js";
+import { sourceNode } from "./links.js";
 import { LANG, t } from "./strings.js";
 
 const $ = (id) => document.getElementById(id);
@@ -476,7 +478,7 @@ async function openEvidence(id, quote, span) {
   }
   const known = state.lastEvidence.get(id);
   const rows = [
-    [t("source"), view.source],
+    [t("source"), sourceNode(view.source)],
     [t("headings"), (view.heading_path || []).join(" › ") || "—"],
   ];
   // the page of the cited quote (a chunk of merged short pages runs over several), else where the chunk starts
@@ -526,9 +528,10 @@ function renderSources() {
   const canWrite = !state.status || state.status.write !== false;
   for (const source of shown) {
     const actions = el("td", { class: "actions" });
-    if (canWrite && source.uploaded) {
+    if (canWrite && (source.uploaded || source.site)) {
+      const label = source.site ? t("resync") : t("reindex");
       actions.append(
-        el("button", { type: "button", class: "secondary", "aria-label": `${t("reindex")} ${source.id}`, onclick: () => reindex(source) }, t("reindex")),
+        el("button", { type: "button", class: "secondary", "aria-label": `${label} ${source.id}`, onclick: () => reindex(source) }, label),
         " ",
       );
     }
@@ -541,16 +544,23 @@ function renderSources() {
       el(
         "tr",
         { "data-source": source.id },
-        el("th", { scope: "row" }, el("span", { class: "doc-id" }, source.id), el("span", { class: "doc-title" }, source.title)),
+        el("th", { scope: "row" }, el("span", { class: "doc-id" }, sourceNode(source.id)), el("span", { class: "doc-title" }, source.title)),
         el("td", {}, source.format || "—"),
         el("td", {}, source.chunks),
         el("td", {}, formatBytes(source.bytes)),
-        el("td", {}, formatTime(source.indexed_at)),
+        el("td", {}, formatTime(source.sync ? source.sync.at : source.indexed_at), source.sync ? el("span", { class: "doc-sync" }, syncNote(source.sync)) : null),
         actions,
       ),
     );
   }
   $("doc-empty").hidden = state.sources.length > 0;
+}
+
+// A website's last sync, as its rows show it: "re-synced: 1 new, 2 changed, 40 unchanged, ...".
+function syncNote(sync) {
+  const counts = ["new", "changed", "unchanged", "removed", "failed"].map((name) => t(`sync_${name}`, { n: sync[name] || 0 }));
+  const what = sync.state === "failed" ? t("syncFailed", { error: sync.error || "" }) : counts.join(", ");
+  return `${t(sync.kind === "resync" ? "syncScheduled" : "syncManual")}: ${what}`;
 }
 
 function renderFilter() {
@@ -587,7 +597,10 @@ async function watchJob(job, line, name) {
   for (;;) {
     const phase = t(`phase_${job.phase}`);
     if (job.state === "done") {
-      line.textContent = t("indexed_", { name, chunks: job.report ? job.report.chunks : job.total });
+      const report = job.report || {};
+      line.textContent = job.kind === "site" || job.kind === "resync"
+        ? t("siteDone", { name, new: report.new || 0, changed: report.changed || 0, unchanged: report.unchanged || 0, removed: report.removed || 0, failed: report.failed || 0 })
+        : t("indexed_", { name, chunks: job.report ? job.report.chunks : job.total });
       line.className = "ok";
       bar.max = 1;
       bar.value = 1;
@@ -659,6 +672,24 @@ async function uploadFiles(files) {
   refreshStatus();
 }
 
+async function addWebsite(event) {
+  event.preventDefault();
+  const input = $("site-url");
+  const url = input.value.trim();
+  if (!url) return;
+  const line = logLine(t("siteQueued", { name: url }));
+  try {
+    const body = await addSite(url);
+    input.value = "";
+    await watchJob(body.job, line, body.site);
+  } catch (error) {
+    line.textContent = t("refused", { name: url, error: error.message });
+    line.className = "error";
+  }
+  await loadSources();
+  refreshStatus();
+}
+
 async function removeSource(source) {
   if (!window.confirm(t("confirmRemove", { name: source.id }))) return;
   try {
@@ -672,12 +703,16 @@ async function removeSource(source) {
 }
 
 async function reindex(source) {
-  const line = logLine(t("indexing", { name: source.id, phase: t("phase_queued"), done: 0, total: "?" }));
+  const name = source.site || source.id;
+  const line = logLine(t("indexing", { name, phase: t("phase_queued"), done: 0, total: "?" }));
   try {
-    const job = await call("POST", `/v1/sources/${source.id.split("/").map(encodeURIComponent).join("/")}/reindex`);
-    await watchJob(job, line, source.id);
+    // a web page: its whole site is re-synced (posting the site's URL again)
+    const job = source.site
+      ? (await addSite(source.site)).job
+      : await call("POST", `/v1/sources/${source.id.split("/").map(encodeURIComponent).join("/")}/reindex`);
+    await watchJob(job, line, name);
   } catch (error) {
-    line.textContent = t("refused", { name: source.id, error: error.message });
+    line.textContent = t("refused", { name, error: error.message });
     line.className = "error";
   }
   await loadSources();
@@ -706,6 +741,7 @@ function wire() {
   $("evidence-close").addEventListener("click", () => $("evidence").close());
   $("doc-search").addEventListener("input", renderSources);
   $("refresh-status").addEventListener("click", refreshStatus);
+  $("site-form").addEventListener("submit", addWebsite);
   $("file-input").addEventListener("change", (event) => {
     const files = [...event.target.files];
     event.target.value = "";

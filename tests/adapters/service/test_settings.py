@@ -23,6 +23,9 @@ class TestServiceSettings:
             ("port", 70000, "--port"),
             ("request_timeout_s", 0, "--timeout"),
             ("max_body_bytes", 10, "--max-body-bytes"),
+            ("resync_every_s", 0, "--resync-every"),
+            ("crawl_max_pages", 0, "--crawl-max-pages"),
+            ("crawl_delay_s", 61, "--crawl-delay"),
         ],
     )
     def test_bad_values_name_the_flag(self, field: str, value: float, flag: str) -> None:

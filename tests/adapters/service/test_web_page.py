@@ -100,7 +100,10 @@ def served(tmp_path_factory: pytest.TempPathFactory, haygraph_cache_dir: Path) -
     )
     env = {**os.environ, "HAYGRAPH_CACHE_DIR": str(haygraph_cache_dir)}
     with haygraph_serve(
-        ["--store", str(store), "--api-keys", str(keys)], env, artefacts_dir() / "serve.log"
+        # loopback allowed by the operator: the website test crawls a site on 127.0.0.1
+        ["--store", str(store), "--api-keys", str(keys), "--allow-private-hosts", "--crawl-delay", "0"],
+        env,
+        artefacts_dir() / "serve.log",
     ) as url:
         yield url
 
@@ -359,6 +362,46 @@ class TestDocuments:
         expect(page.locator("dialog#evidence[open] mark")).to_be_visible()
         expect(page.locator("dialog#evidence[open]")).to_contain_text("leave-policy.md")
         context.close()
+
+    def test_add_a_website_and_its_citation_links_to_the_page(self, page_a: Any) -> None:
+        from tests.retrieval.test_web_sources import SiteServer
+        from tests.retrieval.test_web_sources import page as site_page
+
+        site = SiteServer()
+        notice = "The Harbor ferry leaves the north pier at 7:15 every weekday morning."
+        site.html("/", site_page("Harbor notices", "Notices for staff.", ("/ferry.html",)))
+        site.html("/ferry.html", site_page("Ferry timetable", notice))
+        site.thread.start()
+        try:
+            page_a.get_by_role("tab", name="Documents").click()
+            page_a.get_by_label("Add a website by its URL").fill(site.base + "/")
+            page_a.get_by_role("button", name="Add website").click()
+            line = page_a.locator("#upload-log li", has_text=site.base).last
+            expect(line).to_have_text(re.compile(r"2 new, 0 changed"), timeout=120_000)
+            ferry = site.base + "/ferry.html"
+            link = page_a.locator(f"#doc-rows tr[data-source='{ferry}'] a.source-link")
+            expect(link).to_have_attribute("href", ferry)
+            expect(link).to_have_attribute("rel", "noopener noreferrer")
+            expect(page_a.locator(f"#doc-rows tr[data-source='{ferry}']")).to_contain_text("synced: 2 new")
+            page_a.get_by_role("tab", name="Chat").click()
+            item = ask(page_a, "When does the Harbor ferry leave in the morning?")
+            assert item.get_attribute("data-status") == "completed" and "7:15" in item.inner_text()
+            item.locator("a.cite").first.click()
+            dialog = page_a.locator("dialog#evidence[open]")
+            source = dialog.locator("a.source-link")
+            expect(source).to_have_attribute("href", ferry)
+            expect(source).to_have_attribute("target", "_blank")
+            with page_a.context.expect_page() as opened:
+                source.click()
+            expect(opened.value.get_by_role("heading", name="Ferry timetable")).to_be_visible()
+            opened.value.close()
+            page_a.keyboard.press("Escape")
+            page_a.get_by_role("tab", name="Documents").click()
+            remove_source(page_a, ferry)
+            remove_source(page_a, site.base + "/")
+        finally:
+            site.httpd.shutdown()
+            site.httpd.server_close()
 
 
 class TestTenantsAndRights:
