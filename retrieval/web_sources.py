@@ -616,17 +616,29 @@ class _Crawl:
             if sitemap_pages is not None:
                 sitemap_pages = [u for u in sitemap_pages if self.in_scope(u)]
         queue: deque[tuple[str, int]]
+        # stored pages no link leads to any more are revisited once the links run out (at the depth
+        # limit: their links are not followed); a stored page a link reaches is crawled at that link's
+        # depth, so a page added and linked from a stored page is found on a re-sync
+        revisit: deque[str] = deque()
         if sitemap_pages is not None:
             queue = deque((u, 0) for u in sitemap_pages)
         else:
             queue = deque([(self.start, 0)])
-            queue.extend((u, self.settings.max_depth) for u in self.known if u != self.start)
+            revisit.extend(u for u in self.known if u != self.start)
         queued = {u for u, _ in queue}
         follow = sitemap_pages is None
-        while queue:
+        while queue or revisit:
+            if not queue:
+                stored = revisit.popleft()
+                if stored not in queued:
+                    queued.add(stored)
+                    queue.append((stored, self.settings.max_depth))
+                continue
             url, depth = queue.popleft()
             if self.pages >= self.settings.max_pages:
-                rest = [u for u, _ in queue] + [url]
+                rest = list(
+                    dict.fromkeys([url, *(u for u, _ in queue), *(u for u in revisit if u not in queued)])
+                )
                 self.result.unchecked = sorted(u for u in rest if u in self.known and u not in self.done)
                 self.result.skipped.append(
                     f"{self.start}: page limit {self.settings.max_pages} reached; "

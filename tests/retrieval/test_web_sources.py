@@ -435,6 +435,33 @@ class Versioned:
         request.wfile.write(body)
 
 
+def test_resync_by_links_finds_a_page_added_and_linked_from_a_stored_page(
+    server: SiteServer, allow_loopback: None, no_model: None, tmp_path: Path
+) -> None:
+    """Without a sitemap, a stored page is crawled at the depth its link gives it (its links followed),
+    not only revisited at the depth limit: a new page linked from it is found on the re-sync."""
+    b = server.base
+    server.html("/", page("Home", "The start page.", ("/guide/a.html",)))
+    server.html("/guide/a.html", page("Guide A", "Guide A text about lockers."))
+    server.html("/orphan.html", page("Orphan", "A page no link leads to any more."))
+    kb = KnowledgeBase(store_dir=tmp_path / "store")
+    first = kb.index_site(f"{b}/", settings=FAST)
+    assert sorted(first.new) == [f"{b}/", f"{b}/guide/a.html"]
+    server.html("/guide/a.html", page("Guide A", "Guide A text about lockers, edited.", ("/guide/b.html",)))
+    server.html("/guide/b.html", page("Guide B", "Guide B is new: the lockers are on floor two."))
+    resync = kb.index_site(f"{b}/", settings=FAST)
+    assert (resync.changed, resync.new, resync.unchanged) == (
+        [f"{b}/guide/a.html"],
+        [f"{b}/guide/b.html"],
+        [f"{b}/"],
+    )
+    # a stored page no link reaches any more is still revisited, and removed when it is gone
+    server.routes["/guide/a.html"] = (200, {"Content-Type": "text/html"}, page("Guide A", "No links now."))
+    del server.routes["/guide/b.html"]
+    last = kb.index_site(f"{b}/", settings=FAST)
+    assert last.removed == {f"{b}/guide/b.html": "HTTP 404"} and last.changed == [f"{b}/guide/a.html"]
+
+
 def test_resync_changes_exactly_the_edited_deleted_and_added_pages(
     server: SiteServer, allow_loopback: None, no_model: None, tmp_path: Path
 ) -> None:
