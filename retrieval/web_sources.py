@@ -21,8 +21,11 @@
   it, an image or a scanned PDF is skipped with a reason that names the extra); other content types
   are skipped and listed;
 - **re-sync**: pages already stored (`known`) are asked for with ``If-None-Match`` /
-  ``If-Modified-Since``; a 304, or a body whose hash is the stored one, is unchanged; a page that
-  answers 404/410, or (when a sitemap drives the crawl) is gone from it, is vanished.
+  ``If-Modified-Since`` when their links are not needed (a sitemap drives the crawl, or the page is
+  revisited past the depth limit); a page whose links are followed is fetched whole, since a 304 has
+  no body and so no links, and a page added to the site is found only through them. A 304, or a body
+  whose hash is the stored one, is unchanged; a page that answers 404/410, or (when a sitemap drives
+  the crawl) is gone from it, is vanished.
 
 The source id of a page is its canonical URL: ``<link rel="canonical">`` when it points inside the
 crawled scope, else the URL the page was served from; URLs are normalised (scheme and host lower
@@ -645,7 +648,7 @@ class _Crawl:
                     f"{len(rest)} URL(s) not fetched"
                 )
                 break
-            links = self.page(url)
+            links = self.page(url, need_links=follow and depth < self.settings.max_depth)
             if follow and depth < self.settings.max_depth:
                 for link in links:
                     if link not in queued and self.in_scope(link):
@@ -659,8 +662,13 @@ class _Crawl:
                     self.result.vanished[source_id] = "gone from the sitemap"
                     self.event(source_id, "vanished", "gone from the sitemap")
 
-    def page(self, url: str) -> list[str]:
-        """Fetch one page, record what happened to it; return the links to follow."""
+    def page(self, url: str, *, need_links: bool = False) -> list[str]:
+        """Fetch one page, record what happened to it; return the links to follow.
+
+        A stored page is asked for conditionally (ETag, Last-Modified) unless `need_links`: a 304
+        has no body to read links from, so a page whose links the crawl follows is fetched whole
+        and compared by hash (an unchanged page is not converted or embedded again either way).
+        """
         if url in self.done:
             return []
         if not self.allowed(url):
@@ -675,9 +683,9 @@ class _Crawl:
         self.pages += 1
         state = self.known.get(url)
         headers: dict[str, str] = {}
-        if state is not None and state.etag:
+        if state is not None and state.etag and not need_links:
             headers["If-None-Match"] = state.etag
-        if state is not None and state.last_modified:
+        if state is not None and state.last_modified and not need_links:
             headers["If-Modified-Since"] = state.last_modified
         try:
             status, final, head, body = self.fetcher.get(url, headers)

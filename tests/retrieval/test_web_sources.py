@@ -403,11 +403,12 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
 class Versioned:
     """A page whose server answers conditional requests by ETag, by Last-Modified, or not at all."""
 
-    def __init__(self, title: str, text: str, mode: str) -> None:
-        self.title, self.text, self.mode, self.version = title, text, mode, 1
+    def __init__(self, title: str, text: str, mode: str, links: tuple[str, ...] = ()) -> None:
+        self.title, self.text, self.mode, self.version, self.links = title, text, mode, 1, links
 
-    def edit(self, text: str) -> None:
+    def edit(self, text: str, links: tuple[str, ...] | None = None) -> None:
         self.text, self.version = text, self.version + 1
+        self.links = self.links if links is None else links
 
     def __call__(self, request: BaseHTTPRequestHandler) -> None:
         etag = f'"v{self.version}"'
@@ -426,7 +427,7 @@ class Versioned:
             request.send_header("Content-Length", "0")
             request.end_headers()
             return
-        body = page(self.title, self.text)
+        body = page(self.title, self.text, self.links)
         request.send_response(200)
         for key, value in headers.items():
             request.send_header(key, value)
@@ -460,6 +461,29 @@ def test_resync_by_links_finds_a_page_added_and_linked_from_a_stored_page(
     del server.routes["/guide/b.html"]
     last = kb.index_site(f"{b}/", settings=FAST)
     assert last.removed == {f"{b}/guide/b.html": "HTTP 404"} and last.changed == [f"{b}/guide/a.html"]
+
+
+def test_resync_by_links_on_a_site_that_answers_304_finds_the_added_page(
+    server: SiteServer, allow_loopback: None, no_model: None, tmp_path: Path
+) -> None:
+    """A 304 has no body and so no links: the pages whose links a re-sync follows are fetched whole
+    (compared by hash), so a page added and linked from an edited page is found even when every
+    unchanged page would answer 304 (bench_site_crawl's 250-page site missed it)."""
+    b = server.base
+    home = Versioned("Home", "The start page.", "etag", ("/guide/a.html", "/guide/c.html"))
+    guide_a = Versioned("Guide A", "Lockers are by the stairs.", "etag")
+    guide_c = Versioned("Guide C", "Bicycles go in the shed.", "modified")
+    for path, versioned in (("/", home), ("/guide/a.html", guide_a), ("/guide/c.html", guide_c)):
+        server.routes[path] = versioned
+    kb = KnowledgeBase(store_dir=tmp_path / "store")
+    assert len(kb.index_site(f"{b}/", settings=FAST).new) == 3
+    guide_a.edit("Lockers are by the stairs; see also guide B.", ("/guide/b.html",))
+    server.routes["/guide/b.html"] = Versioned("Guide B", "Showers are on floor two.", "etag")
+    resync = kb.index_site(f"{b}/", settings=FAST)
+    assert (resync.changed, resync.new) == ([f"{b}/guide/a.html"], [f"{b}/guide/b.html"])
+    assert sorted(resync.unchanged) == [f"{b}/", f"{b}/guide/c.html"] and resync.removed == {}
+    unchanged_site = kb.index_site(f"{b}/", settings=FAST)  # nothing changed: nothing re-indexed
+    assert unchanged_site.index is None and len(unchanged_site.unchanged) == 4
 
 
 def test_resync_changes_exactly_the_edited_deleted_and_added_pages(
