@@ -17,7 +17,9 @@ downloaded at run time; a missing file is an error, never a download.
   least one row, becomes a Markdown table (``| a | b |``, a ``|---|---|`` rule after the header, as
   every converter writes tables: `markdown_table`) in a paragraph of its own, so the splitter keeps
   its rows whole and an answer can quote the row a question names. A line of text, or a lone line of
-  spaced pieces, is read as before.
+  spaced pieces, is read as before. A table that runs to the bottom of a page (`OpenTable`) goes on
+  at the top of the next scanned page or TIFF frame when the lines there fit its columns: those rows
+  are written under its header repeated (`read_page`).
 - **Low-confidence lines** are dropped: a box recognised with a score under `MIN_CONFIDENCE` (0.5,
   the model's own score in 0..1) is left out; noise, stamps and pictures give such boxes.
 - **Pages.** A multi-page TIFF gives one page per frame; a scanned PDF page (one without a text layer,
@@ -32,7 +34,6 @@ the file is skipped and listed like any file with no text.
 
 from __future__ import annotations
 
-import itertools
 import statistics
 import threading
 import unicodedata
@@ -58,10 +59,12 @@ __all__ = [
     "PDF_DPI",
     "TABLE_ROW_GAP",
     "Box",
+    "OpenTable",
     "image_pages",
     "model_files",
     "ocr_image",
     "ocr_pdf_pages",
+    "read_page",
     "reading_order",
     "require_ocr",
     "table_rows",
@@ -164,6 +167,13 @@ def ocr_image(image: Any, min_confidence: float = MIN_CONFIDENCE) -> str:
 
     :raises OcrUnavailableError: the ``ocr`` extra is not installed.
     """
+    return _read_image(image, min_confidence)[0]
+
+
+def _read_image(
+    image: Any, min_confidence: float = MIN_CONFIDENCE, carried: OpenTable | None = None
+) -> tuple[str, OpenTable | None]:
+    """`read_page` of one page image's boxes."""
     engine = _engine()
     with _LOCK:  # one engine, one page at a time (onnxruntime uses the cores inside a page)
         result = engine(image.convert("RGB"))
@@ -174,7 +184,15 @@ def ocr_image(image: Any, min_confidence: float = MIN_CONFIDENCE) -> str:
         xs = [float(p[0]) for p in points]
         ys = [float(p[1]) for p in points]
         boxes.append(Box(str(text), float(score), min(xs), min(ys), max(xs), max(ys)))
-    return reading_order(boxes, min_confidence)
+    return read_page(boxes, min_confidence, carried)
+
+
+@dataclass(frozen=True)
+class OpenTable:
+    """A table that runs to the bottom of a page: its header's cell texts and its columns' x-ranges."""
+
+    header: tuple[str, ...]
+    columns: tuple[tuple[float, float], ...]
 
 
 def reading_order(boxes: Sequence[Box], min_confidence: float = MIN_CONFIDENCE) -> str:
@@ -185,6 +203,18 @@ def reading_order(boxes: Sequence[Box], min_confidence: float = MIN_CONFIDENCE) 
     space, except between two CJK characters. A gap above a line of more than `PARAGRAPH_GAP` median
     line heights starts a paragraph (a blank line). A run of lines that `table_rows` finds to be a
     table becomes a paragraph of its own holding a Markdown table (`markdown_table`).
+    """
+    return read_page(boxes, min_confidence)[0]
+
+
+def read_page(
+    boxes: Sequence[Box], min_confidence: float = MIN_CONFIDENCE, carried: OpenTable | None = None
+) -> tuple[str, OpenTable | None]:
+    """`reading_order` of one page of a document, and the table the page ends in (None if it ends otherwise).
+
+    `carried` is the table the previous page ended in: lines at the top of this page that fit its
+    columns continue it, and are written as a table under its header repeated (as the splitter repeats
+    a split table's header); a repetition of the header on this page is not taken as a row.
     """
     kept = sorted(
         (box for box in boxes if box.score >= min_confidence and box.text.strip()),
@@ -201,25 +231,27 @@ def reading_order(boxes: Sequence[Box], min_confidence: float = MIN_CONFIDENCE) 
                 continue
         lines.append([box])
     if not lines:
-        return ""
+        return "", None
     for line in lines:
         line.sort(key=lambda box: box.left)
     height = statistics.median(box.height for box in kept)
     parts: list[str] = []
     previous_bottom: float | None = None
-    after_table = False
+    open_table: OpenTable | None = None
     i = 0
     while i < len(lines):
-        rows = table_rows(lines[i:], height)
-        block = lines[i : i + max(1, len(rows))]
+        used, rows, columns = _table(lines[i:], height, carried) if i == 0 and carried else (0, [], [])
+        if not used:
+            used, rows, columns = _table(lines[i:], height)
+        block = lines[i : i + max(1, used)]
         if previous_bottom is not None:
             gap = min(b.top for b in block[0]) - previous_bottom > PARAGRAPH_GAP * height
-            parts.append("\n\n" if gap or rows or after_table else "\n")
+            parts.append("\n\n" if gap or rows or open_table else "\n")
         parts.append(markdown_table(rows) if rows else _join_line([box.text.strip() for box in block[0]]))
         previous_bottom = max(b.bottom for b in block[-1])
-        after_table = bool(rows)
+        open_table = OpenTable(tuple(rows[0]), tuple(columns)) if rows else None
         i += len(block)
-    return "".join(parts)
+    return "".join(parts), open_table
 
 
 def table_rows(lines: Sequence[Sequence[Box]], height: float) -> list[list[str]]:
@@ -241,17 +273,35 @@ def table_rows(lines: Sequence[Sequence[Box]], height: float) -> list[list[str]]
     - a header and at least one row are a table; a lone line of spaced pieces (a form field and its
       value, a title and a date) stays a line of text.
     """
+    return _table(lines, height)[1]
+
+
+def _table(
+    lines: Sequence[Sequence[Box]], height: float, carried: OpenTable | None = None
+) -> tuple[int, list[list[str]], list[tuple[float, float]]]:
+    """`table_rows` with the lines it used and the columns' x-ranges; continuing `carried` if given.
+
+    (0, [], []) when no table starts at the first line.
+    """
     if not lines:
-        return []
-    header = _cells(lines[0])
-    if len(header) < 2:
-        return []
-    columns = [_extent(cell) for cell in header]
-    rows = [[_join_line([box.text.strip() for box in cell]) for cell in header]]
-    for above, line in itertools.pairwise(lines):
-        cells = _cells(line)
-        gap = min(b.top for b in line) - max(b.bottom for b in above)
-        if len(cells) < 2 or gap > TABLE_ROW_GAP * height:
+        return 0, [], []
+    if carried is None:
+        header = _cells(lines[0])
+        if len(header) < 2:
+            return 0, [], []
+        columns = [_extent(cell) for cell in header]
+        rows = [[_join_line([box.text.strip() for box in cell]) for cell in header]]
+        used = 1
+    else:
+        columns, rows, used = list(carried.columns), [list(carried.header)], 0
+    while used < len(lines):
+        line, cells = lines[used], _cells(lines[used])
+        if len(cells) < 2:
+            break
+        if (
+            used
+            and min(b.top for b in line) - max(b.bottom for b in lines[used - 1]) > TABLE_ROW_GAP * height
+        ):
             break
         slack = CELL_SLACK * _line_height(line)
         placed = [_column(columns, _extent(cell), slack) for cell in cells]
@@ -262,8 +312,12 @@ def table_rows(lines: Sequence[Sequence[Box]], height: float) -> list[list[str]]
             (left, right), (cell_left, cell_right) = columns[column], _extent(cell)
             columns[column] = (min(left, cell_left), max(right, cell_right))
             row[column] = _join_line([box.text.strip() for box in cell])
-        rows.append(row)
-    return rows if len(rows) >= 2 else []
+        used += 1
+        if carried is None or used > 1 or row != rows[0]:  # the header repeated atop a page is no row
+            rows.append(row)
+    if len(rows) < 2:
+        return 0, [], []
+    return used, rows, columns
 
 
 def _line_height(line: Sequence[Box]) -> float:
@@ -317,7 +371,12 @@ def image_pages(path: Path) -> list[str]:
     :raises UnreadableFileError: not an image Pillow can read, too large, or too many frames.
     """
     require_ocr(path)
-    return [ocr_image(frame) for frame in _frames(path)]
+    pages: list[str] = []
+    carried: OpenTable | None = None
+    for frame in _frames(path):
+        text, carried = _read_image(frame, carried=carried)
+        pages.append(text)
+    return pages
 
 
 def _frames(path: Path) -> Iterator[Any]:
@@ -363,15 +422,17 @@ def ocr_pdf_pages(path: Path, numbers: Sequence[int], dpi: int = PDF_DPI) -> dic
     import pypdfium2
 
     out: dict[int, str] = {}
+    carried: OpenTable | None = None
     pdf = pypdfium2.PdfDocument(str(path))
     try:
         for number in numbers:
+            carried = carried if number - 1 in out else None  # a table runs on only to the next page
             page = pdf[number]
             width, height = page.get_size()
             scale = dpi / 72
             if width * height * scale * scale > MAX_IMAGE_PIXELS:
                 scale = (MAX_IMAGE_PIXELS / (width * height)) ** 0.5
-            out[number] = ocr_image(page.render(scale=scale).to_pil())
+            out[number], carried = _read_image(page.render(scale=scale).to_pil(), carried=carried)
     finally:
         pdf.close()
     return out

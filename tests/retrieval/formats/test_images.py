@@ -103,6 +103,28 @@ def test_a_table_ends_at_a_line_that_does_not_fit_or_lies_far_below() -> None:
     assert images.table_rows([], 20) == []
 
 
+def test_a_table_at_the_bottom_of_a_page_goes_on_at_the_top_of_the_next() -> None:
+    """The rows at the top of the next page that fit the open table's columns are written under its
+    header repeated; the header printed again there is no row; a page that starts with text ends it."""
+    first, table = images.read_page(
+        [
+            _box("Shuttle", 10, 10),
+            *_row(40, ("Stop", 10), ("First", 300)),
+            *_row(70, ("Harbour", 10), ("06:40", 300)),
+        ]
+    )
+    assert first == "Shuttle\n\n| Stop | First |\n|---|---|\n| Harbour | 06:40 |"
+    assert table == images.OpenTable(("Stop", "First"), ((10, 80), (300, 350)))
+    rows = [*_row(10, ("Stop", 12), ("First", 300)), *_row(40, ("Airport", 12), ("05:50", 302))]
+    second, rest = images.read_page([*rows, _box("Canteen", 10, 100)], carried=table)
+    assert second == "| Stop | First |\n|---|---|\n| Airport | 05:50 |\n\nCanteen"
+    assert rest is None
+    assert images.read_page([_box("Canteen", 10, 10), *rows[2:]], carried=table) == (
+        "Canteen\nAirport 05:50",
+        None,
+    )
+
+
 @needs_ocr
 @pytest.mark.integration
 def test_a_rendered_ruled_table_is_read_as_a_markdown_table() -> None:
