@@ -134,7 +134,7 @@ def test_every_format_answers_what_markdown_answers(tmp_path: Path, haygraph_cac
     outcomes: dict[str, dict[str, tuple[bool | None, bool | None]]] = {}
     for protocol in formats_protocols():
         fmt = protocol.name.removeprefix("formats-")
-        if fmt in SAME_TEXT_AS_MARKDOWN or fmt in OCR_FORMATS:  # scans: tables as lines (docs/formats.md)
+        if fmt in SAME_TEXT_AS_MARKDOWN or fmt in OCR_FORMATS:  # scans: minutes of OCR, see docs/formats.md
             continue
         reports[fmt] = run_protocol(protocol, tmp_path / fmt, modes=("hybrid",))
         failed = {f["id"]: set(f["failed"]) for f in reports[fmt]["modes"]["hybrid"]["failures"]}
