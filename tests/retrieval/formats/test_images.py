@@ -1,6 +1,6 @@
 """Text in images (issue 49): image files and scanned PDF pages through the bundled OCR model.
 
-The two notices under ``tests/retrieval/data/ocr`` were rendered from known text by
+The two notices and the ruled table under ``tests/retrieval/data/ocr`` were rendered from known text by
 ``python -m benchmarks.bench_ocr --write-samples tests/retrieval/data/ocr`` (the tests need no fonts).
 """
 
@@ -25,6 +25,7 @@ needs_ocr = pytest.mark.skipif(
 DATA = Path(__file__).parents[1] / "data" / "ocr"
 EN = DATA / "notice-en.png"
 ZH = DATA / "notice-zh.png"
+TABLE = DATA / "table.png"
 
 
 def _box(text: str, left: float, top: float, score: float = 0.99, height: float = 20) -> Box:
@@ -47,6 +48,96 @@ def test_low_confidence_boxes_are_dropped_and_chinese_pieces_join_without_a_spac
     assert reading_order(boxes) == "北门关闭"
     assert reading_order(boxes, min_confidence=0.2) == "北门关闭 ~~noise~~"
     assert reading_order([]) == ""
+
+
+def _row(y: float, *cells: tuple[str, float]) -> list[Box]:
+    """One line of cell boxes at `y` (20 px high), each cell given as (text, left)."""
+    return [_box(text, left, y) for text, left in cells]
+
+
+def test_lines_of_cells_aligned_in_columns_become_a_markdown_table_between_paragraphs() -> None:
+    """Cells 10+ line heights apart, under the header's columns: a table in a paragraph of its own.
+    The right-aligned number under a left-aligned header overlaps its column only with the slack;
+    a row may leave a column empty; a cell of two boxes a word gap apart stays one cell."""
+    boxes = [
+        _box("Parking", 10, 10),
+        _box("Permits are sold monthly.", 10, 35),
+        *_row(70, ("Level", 10), ("Fee", 300), ("Note", 500)),
+        *_row(100, ("B1", 10), ("120", 300), ("EV", 500), ("chargers", 530)),
+        *_row(130, ("B2", 10), ("9", 335)),  # "9" at 335..345: 5 px right of "Fee"'s 300..330
+        *_row(160, ("Roof", 10), ("60", 300), ("open air", 500)),
+        _box("Charging is free.", 10, 190),
+    ]
+    assert reading_order(boxes) == (
+        "Parking\nPermits are sold monthly.\n\n"
+        "| Level | Fee | Note |\n|---|---|---|\n| B1 | 120 | EV chargers |\n| B2 | 9 |  |\n"
+        "| Roof | 60 | open air |\n\n"
+        "Charging is free."
+    )
+
+
+def test_prose_and_lone_spaced_lines_stay_text() -> None:
+    """Words a fraction of a line height apart are one line; a single line of spaced pieces (a field
+    and its value) is not a table; lines whose pieces do not fall into the header's columns end it."""
+    words = [_box("The", 10, 10), _box("entrance", 48, 10), _box("is closed.", 136, 10)]  # 8 px gaps
+    assert reading_order(words) == "The entrance is closed."
+    form = [_box("Name:", 10, 10), _box("Ada", 300, 10), _box("Signed on 3 May.", 10, 40)]
+    assert reading_order(form) == "Name: Ada\nSigned on 3 May."
+    misaligned = [*_row(10, ("Level", 10), ("Fee", 300)), *_row(40, ("B1", 10), ("120", 180))]
+    assert reading_order(misaligned) == "Level Fee\nB1 120"
+
+
+def test_a_table_ends_at_a_line_that_does_not_fit_or_lies_far_below() -> None:
+    """A text line, a row out of the columns' order, or a gap over `TABLE_ROW_GAP` heights ends it."""
+    header = _row(10, ("Stop", 10), ("First", 300))
+    row = _row(40, ("Harbour", 10), ("06:40", 300))
+    far = _row(40 + 30 + 20 * images.TABLE_ROW_GAP, ("Airport", 10), ("05:50", 300))
+    assert reading_order([*header, *row, *far]) == (
+        "| Stop | First |\n|---|---|\n| Harbour | 06:40 |\n\nAirport 05:50"
+    )
+    text = _box("Every 15 min.", 10, 70)
+    assert (
+        reading_order([*header, *row, text])
+        == "| Stop | First |\n|---|---|\n| Harbour | 06:40 |\n\nEvery 15 min."
+    )
+    assert images.table_rows([], 20) == []
+
+
+def test_a_table_at_the_bottom_of_a_page_goes_on_at_the_top_of_the_next() -> None:
+    """The rows at the top of the next page that fit the open table's columns are written under its
+    header repeated; the header printed again there is no row; a page that starts with text ends it."""
+    first, table = images.read_page(
+        [
+            _box("Shuttle", 10, 10),
+            *_row(40, ("Stop", 10), ("First", 300)),
+            *_row(70, ("Harbour", 10), ("06:40", 300)),
+        ]
+    )
+    assert first == "Shuttle\n\n| Stop | First |\n|---|---|\n| Harbour | 06:40 |"
+    assert table == images.OpenTable(("Stop", "First"), ((10, 80), (300, 350)))
+    rows = [*_row(10, ("Stop", 12), ("First", 300)), *_row(40, ("Airport", 12), ("05:50", 302))]
+    second, rest = images.read_page([*rows, _box("Canteen", 10, 100)], carried=table)
+    assert second == "| Stop | First |\n|---|---|\n| Airport | 05:50 |\n\nCanteen"
+    assert rest is None
+    assert images.read_page([_box("Canteen", 10, 10), *rows[2:]], carried=table) == (
+        "Canteen\nAirport 05:50",
+        None,
+    )
+
+
+@needs_ocr
+@pytest.mark.integration
+def test_a_rendered_ruled_table_is_read_as_a_markdown_table() -> None:
+    """bench_ocr's ruled table (four columns, English and Chinese cells): the OCR boxes, without the
+    ruling, give back the table row by row, so an answer can quote the row a question names."""
+    doc = MultiFormatConverter().run([TABLE])["documents"][0]
+    assert doc.content == (
+        "| Level | Monthly fee | Spaces | 停车层说明 |\n"
+        "|---|---|---|---|\n"
+        "| B1 | 120 EUR | 48 | 电动车充电 |\n"
+        "| B2 | 90 EUR | 64 | 普通车位 |\n"
+        "| Roof | 60 EUR | 30 | 露天车位 |"
+    )
 
 
 @needs_ocr
