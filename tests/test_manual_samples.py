@@ -31,7 +31,7 @@ def _run(block: str, name: str) -> str:
 def _run_all(samples: list[tuple[str, str]], workdir: Path) -> int:
     ran = 0
     for name, block in samples:
-        if "base_url=" in block:
+        if "base_url=" in block or "http://127.0.0.1:8000" in block:  # the service's, the MCP client's
             from haygraph.adapters.service import HaygraphService, ServiceSettings
             from tests.adapters.service.server_helpers import running_server
 
@@ -39,6 +39,8 @@ def _run_all(samples: list[tuple[str, str]], workdir: Path) -> int:
             with running_server(HaygraphService(settings)) as url:
                 printed = _run(block.replace("http://127.0.0.1:8000", url), name)
             assert "[" in printed  # the answer carries [evidence-id] citations
+            if "/mcp" in block:
+                assert "'citations': [{" in printed, printed[:300]  # the MCP ask tool's cited answer
         else:
             printed = _run(block, name)
         if "kb.search(" in block:
