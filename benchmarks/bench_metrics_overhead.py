@@ -14,7 +14,14 @@ each. Printed per variant over all its rounds: p50 / p95, throughput and the ser
 per ask (user + system, from /proc: the cost itself, which a busy machine's latency noise hides); the
 ratios to `off`; the spans the receiver got.
 
-    python -m benchmarks.bench_metrics_overhead [--rounds 4] [--clients 8] [--asks 25]
+    python -m benchmarks.bench_metrics_overhead [--rounds 4] [--clients 8] [--asks 25] [--questions cases]
+
+`--questions repeated` (the default) cycles `bench_service`'s 8 questions, so after the warm-up most
+of an ask is served from the reader's memo and the encoders' caches: a cheap ask, on which a fixed
+cost per span weighs most. `--questions cases` asks the 182 distinct questions of the handbook
+protocols (`eval/cases/handbook*_cases.jsonl`), the clients on different ones, each round going on
+where the last stopped (with `--asks 20` a round's 160 asks are all distinct): asks that read their
+evidence, as users' do.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from benchmarks.bench_service import build_handbook_store, free_port, run_clients, start_server
+from benchmarks.bench_service import QUESTIONS, build_handbook_store, free_port, run_clients, start_server
 from benchmarks.otlp_receiver import OtlpReceiver
 
 TRACED = ["--metrics", "loopback", "--tracing"]
@@ -47,6 +54,19 @@ VARIANTS: dict[str, tuple[list[str], dict[str, str]]] = {
 """Each variant's `serve` flags and environment."""
 
 
+CASES = Path(__file__).resolve().parent.parent / "eval" / "cases"
+
+
+def case_questions() -> list[str]:
+    """The distinct questions of the handbook protocols (`eval/cases/handbook*_cases.jsonl`), in order."""
+    questions: list[str] = []
+    for path in sorted(CASES.glob("handbook*_cases.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                questions.append(json.loads(line)["question"])
+    return list(dict.fromkeys(questions))
+
+
 def cpu_seconds(pid: int) -> float:
     """The CPU time (user + system) process `pid` has used so far (Linux `/proc/PID/stat`)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -60,8 +80,16 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
     parser.add_argument("--asks", type=int, default=25, help="asks per client per round (default 25)")
     parser.add_argument("--scrape-s", type=float, default=5.0, help="scrape interval (default 5 s)")
+    parser.add_argument(
+        "--questions",
+        choices=("repeated", "cases"),
+        default="repeated",
+        help="bench_service's 8 questions over and over (default), or the handbook protocols' 182",
+    )
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
     args = parser.parse_args()
+    questions = case_questions() if args.questions == "cases" else QUESTIONS
+    asked = dict.fromkeys(VARIANTS, 0)
     with tempfile.TemporaryDirectory(prefix="bench-metrics-") as name, OtlpReceiver() as receiver:
         store = build_handbook_store(Path(name))
         os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint  # read by the traced server only
@@ -97,7 +125,14 @@ def main() -> None:
             for n in range(args.rounds):
                 for variant in order[n % len(order) :] + order[: n % len(order)]:  # each goes first in turn
                     cpu = cpu_seconds(servers[variant].pid)
-                    run = run_clients(f"http://127.0.0.1:{ports[variant]}", args.clients, args.asks)
+                    run = run_clients(
+                        f"http://127.0.0.1:{ports[variant]}",
+                        args.clients,
+                        args.asks,
+                        questions,
+                        offset=asked[variant],
+                    )
+                    asked[variant] += args.clients * args.asks
                     run["cpu_s"] = cpu_seconds(servers[variant].pid) - cpu
                     rounds[variant].append(run)
         finally:
@@ -128,6 +163,7 @@ def main() -> None:
             ),
         }
     figures["receiver"] = {"spans": spans, "export_requests": exports}
+    figures["questions"] = {"kind": args.questions, "distinct": len(questions)}
     sys.stdout.write(json.dumps(figures, indent=2) + "\n")
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2))

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,8 +96,16 @@ def start_server(
     raise SystemExit("the server did not become ready within 300 s")
 
 
-def run_clients(url: str, clients: int, asks: int) -> dict[str, Any]:
-    """`clients` threads each send `asks` questions; latencies in ms, error count, wall time."""
+def run_clients(
+    url: str, clients: int, asks: int, questions: Sequence[str] = QUESTIONS, offset: int = 0
+) -> dict[str, Any]:
+    """`clients` threads each send `asks` questions; latencies in ms, error count, wall time.
+
+    Client `i`'s `n`-th question is `questions[(offset + i * asks + n) % len(questions)]` when the
+    list holds more than half the round's asks (the clients then ask different questions while the
+    list lasts), else `questions[(i + n) % len(questions)]` (a short list, over and over).
+    """
+    spread = len(questions) > clients * asks // 2
     latencies: list[float] = []
     errors: list[str] = []
     statuses: dict[str, int] = {}
@@ -105,7 +114,8 @@ def run_clients(url: str, clients: int, asks: int) -> dict[str, Any]:
     def client(index: int) -> None:
         with httpx.Client(base_url=url, timeout=120) as http:
             for n in range(asks):
-                question = QUESTIONS[(index + n) % len(QUESTIONS)]
+                slot = offset + index * asks + n if spread else index + n
+                question = questions[slot % len(questions)]
                 start = time.perf_counter()
                 try:
                     response = http.post("/v1/ask", json={"question": question})
