@@ -320,16 +320,8 @@ class DocumentManager:
     # -- the job journal ---------------------------------------------------------------------------
     def _load_journal(self) -> None:
         """Read the jobs of earlier runs; those still queued or running were interrupted: failed."""
-        path = self.uploads / JOBS_FILE
-        try:
-            records = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return
-        except (OSError, ValueError) as exc:
-            logger.warning("cannot read the job journal %s (%s): earlier jobs are forgotten", path, exc)
-            return
         interrupted = 0
-        for item in records if isinstance(records, list) else []:
+        for item in self._read_list(JOBS_FILE, "earlier jobs are forgotten"):
             job = IndexJob.from_record(item)
             if job is None:
                 continue
@@ -357,27 +349,35 @@ class DocumentManager:
         """Write every remembered job's state (atomically: a crash leaves the old journal or the new)."""
         with self._jobs_lock:
             records = [job.record() for job in self._jobs.values()]
-        path = self.uploads / JOBS_FILE
-        with self._journal_lock:
-            try:
-                self.uploads.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_name(f".{JOBS_FILE}.tmp")
-                tmp.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
-                os.replace(tmp, path)
-            except OSError as exc:  # a full disk or a read-only store: the jobs still run
-                logger.warning("cannot write the job journal %s: %s", path, exc)
+        self._write_list(JOBS_FILE, records)
 
-    def _load_syncs(self) -> None:
-        """Read the last sync of each website source (`SITES_FILE`); an unreadable file is forgotten."""
-        path = self.uploads / SITES_FILE
+    def _read_list(self, name: str, lost: str) -> list[Any]:
+        """The JSON list in `uploads/name`: [] when absent, or unreadable (warning what is `lost`)."""
+        path = self.uploads / name
         try:
             records = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return
+            return []
         except (OSError, ValueError) as exc:
-            logger.warning("cannot read %s (%s): the sites' last syncs are forgotten", path, exc)
-            return
-        for item in records if isinstance(records, list) else []:
+            logger.warning("cannot read %s (%s): %s", path, exc, lost)
+            return []
+        return records if isinstance(records, list) else []
+
+    def _write_list(self, name: str, records: list[Any]) -> None:
+        """Write `records` to `uploads/name` atomically (a crash leaves the old file or the new one)."""
+        path = self.uploads / name
+        with self._journal_lock:
+            try:
+                self.uploads.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(f".{name}.tmp")
+                tmp.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+                os.replace(tmp, path)
+            except OSError as exc:  # a full disk or a read-only store: the jobs still run
+                logger.warning("cannot write %s: %s", path, exc)
+
+    def _load_syncs(self) -> None:
+        """Read the last sync of each website source (`SITES_FILE`); an unreadable file is forgotten."""
+        for item in self._read_list(SITES_FILE, "the sites' last syncs are forgotten"):
             if (
                 isinstance(item, dict)
                 and isinstance(item.get("site"), str)
@@ -392,15 +392,7 @@ class DocumentManager:
             return
         with self._jobs_lock:
             records = [{"tenant": t, "site": site, "sync": sync} for (t, site), sync in self._syncs.items()]
-        path = self.uploads / SITES_FILE
-        with self._journal_lock:
-            try:
-                self.uploads.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_name(f".{SITES_FILE}.tmp")
-                tmp.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
-                os.replace(tmp, path)
-            except OSError as exc:
-                logger.warning("cannot write %s: %s", path, exc)
+        self._write_list(SITES_FILE, records)
 
     def close(self) -> None:
         """Stop accepting jobs; a job already running finishes (its store save is atomic either way)."""

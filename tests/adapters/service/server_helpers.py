@@ -25,6 +25,14 @@ from haygraph.adapters.service import HaygraphService, create_app
 
 KEY_A = "hg-test-tenant-a-000000000001"
 KEY_B = "hg-test-tenant-b-000000000002"
+KEY_READER = "hg-test-tenant-a-reader-000003"
+"""A read-only key of tenant A, where a test's keys file grants it."""
+HEADERS = {
+    "A": {"Authorization": f"Bearer {KEY_A}"},
+    "B": {"Authorization": f"Bearer {KEY_B}"},
+    "reader": {"Authorization": f"Bearer {KEY_READER}"},
+}
+"""Request headers with each of those keys."""
 
 TENANT_DOCS = [
     Document(

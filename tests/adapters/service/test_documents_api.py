@@ -17,16 +17,18 @@ import httpx
 import pytest
 
 from haygraph.adapters.service import HaygraphService, ServiceSettings
-from tests.adapters.service.server_helpers import KEY_A, KEY_B, TENANT_SOURCES, running_server, wait_job_at
+from tests.adapters.service.server_helpers import (
+    HEADERS,
+    KEY_A,
+    KEY_B,
+    KEY_READER,
+    TENANT_SOURCES,
+    running_server,
+    wait_job_at,
+)
 
 pytestmark = pytest.mark.integration
 
-KEY_READER = "hg-test-tenant-a-reader-000003"
-HEADERS = {
-    "A": {"Authorization": f"Bearer {KEY_A}"},
-    "B": {"Authorization": f"Bearer {KEY_B}"},
-    "reader": {"Authorization": f"Bearer {KEY_READER}"},
-}
 UPLOAD_LIMIT = 64 * 1024
 PARKING = (
     b"# Parking\n\nStaff parking permits cost 35 euros per month and are issued by the facilities desk.\n"

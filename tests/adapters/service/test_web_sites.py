@@ -22,17 +22,19 @@ import httpx
 import pytest
 
 from haygraph.adapters.service import HaygraphService, ServiceSettings
-from tests.adapters.service.server_helpers import KEY_A, KEY_B, running_server, wait_for, wait_job_at
+from tests.adapters.service.server_helpers import (
+    HEADERS,
+    KEY_A,
+    KEY_B,
+    KEY_READER,
+    running_server,
+    wait_for,
+    wait_job_at,
+)
 from tests.retrieval.test_web_sources import SiteServer, page
 
 pytestmark = pytest.mark.integration
 
-KEY_READER = "hg-test-tenant-a-reader-000003"
-HEADERS = {
-    "A": {"Authorization": f"Bearer {KEY_A}"},
-    "B": {"Authorization": f"Bearer {KEY_B}"},
-    "reader": {"Authorization": f"Bearer {KEY_READER}"},
-}
 PARKING = "Staff parking permits at the Harbor office cost 35 euros per month."
 CANTEEN = "The Harbor canteen serves lunch from 11:30 to 14:00 on weekdays."
 CANTEEN_EDITED = "The Harbor canteen now serves lunch from 12:00 to 15:00, and breakfast from 8:00."
