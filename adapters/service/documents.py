@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from haygraph.adapters.live_knowledge import LiveKnowledgeBase
 from haygraph.adapters.service.audit import AuditLog, actor_of
@@ -165,6 +166,15 @@ def _scope(tenant: str | None) -> dict[str, Any] | None:
     return None if tenant is None else own_filter(tenant)
 
 
+def _format_of(name: str, *, web: bool) -> str | None:
+    """A row's format: its file name's suffix, or a web page's URL path's (None when it has none).
+
+    A URL's host part is not a file name: ``http://127.0.0.1:8080/`` has no suffix, not ``1:8080``.
+    """
+    path = urlsplit(name).path if web else name
+    return Path(path).suffix.lower().lstrip(".") or None
+
+
 def source_rows(
     summaries: Iterable[dict[str, Any]], uploads: Path, sizes: dict[str, int] | None = None
 ) -> list[dict[str, Any]]:
@@ -186,7 +196,7 @@ def source_rows(
                 "id": source_id,
                 "tenant": None if tenant is None else str(tenant),
                 "title": str(summary.get("title") or name),
-                "format": Path(name).suffix.lower().lstrip(".") or None,
+                "format": _format_of(name, web=isinstance(summary.get("site"), str)),
                 "chunks": int(summary["chunks"]),
                 "chars": int(summary["chars"]),
                 "bytes": sizes.get(name) if sizes is not None and uploaded else _file_size(file_path),

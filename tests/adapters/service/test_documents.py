@@ -159,6 +159,23 @@ def test_source_rows_group_chunks(tmp_path: Path) -> None:
     assert rows["b.pdf"]["uploaded"] is False and rows["b.pdf"]["tenant"] == "B"
 
 
+def test_a_web_pages_format_comes_from_its_url_path_not_its_host() -> None:
+    site = "http://127.0.0.1:8080/"
+    store = EmbeddedDocumentStore()
+    store.write_documents(
+        [
+            Document(content="home", meta={"source_id": site, "source": site, "site": site}),
+            Document(
+                content="doc",
+                meta={"source_id": site + "guide.html", "source": site + "guide.html", "site": site},
+            ),
+        ]
+    )
+    rows = {r["id"]: r for r in source_rows(store.source_summaries(None), Path("/nonexistent"))}
+    assert rows[site]["format"] is None  # was "1:8080", the host's port taken for a suffix
+    assert rows[site + "guide.html"]["format"] == "html"
+
+
 class TestJobJournal:
     """Jobs outlive the process: a restart reports a job that was running as failed, not unknown."""
 

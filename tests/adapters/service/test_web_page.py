@@ -383,6 +383,8 @@ class TestDocuments:
             expect(link).to_have_attribute("href", ferry)
             expect(link).to_have_attribute("rel", "noopener noreferrer")
             expect(page_a.locator(f"#doc-rows tr[data-source='{ferry}']")).to_contain_text("synced: 2 new")
+            page_a.locator(f"#doc-rows tr[data-source='{ferry}']").scroll_into_view_if_needed()
+            page_a.screenshot(path=artefacts_dir() / "desktop-website-source.png")
             page_a.get_by_role("tab", name="Chat").click()
             item = ask(page_a, "When does the Harbor ferry leave in the morning?")
             assert item.get_attribute("data-status") == "completed" and "7:15" in item.inner_text()
