@@ -17,6 +17,11 @@ class KnowledgeHit(BaseModel):
     score: float = Field(description="Ranking score, higher is better.")
     source: str = Field(description="Source document id or file name.")
     page: int | None = Field(default=None, description="Page (PDF page, slide, sheet) the passage starts on.")
+    page_breaks: list[tuple[int, int]] = Field(
+        default_factory=list,
+        description="Where a later page begins inside the passage: [offset in text, page] pairs "
+        "(a passage of merged short pages); empty when it lies on one page.",
+    )
     char_start: int | None = Field(
         default=None, description="Start offset of the passage in the source text."
     )
@@ -36,6 +41,7 @@ def knowledge_hits(found: Iterable[Evidence]) -> list[KnowledgeHit]:
             score=e.score,
             source=e.source,
             page=e.page,
+            page_breaks=list(e.page_breaks),
             char_start=e.char_start,
             char_end=e.char_end,
         )

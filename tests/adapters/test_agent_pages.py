@@ -83,3 +83,26 @@ def test_a_chinese_question_is_answered_from_the_scanned_page_two(agent) -> None
     assert result["status"] == "completed", result.get("decision")
     assert "十一点半" in result["answer"]
     assert _cited(result) == ("notices.pdf", 2)
+
+
+def test_mcp_tools_name_the_page_of_the_quoted_part(agent) -> None:  # type: ignore[no-untyped-def]
+    """`serve-mcp`'s tools over the same store: hits and chunks carry `page_breaks`, a citation its page."""
+    import asyncio
+
+    from haygraph.adapters.mcp.server import create_mcp_server
+
+    retriever = agent.context.retriever
+
+    async def ask(question: str, filters: dict | None) -> dict:  # type: ignore[type-arg]
+        return agent.ask(question, thread_id="mcp", filters=filters)  # type: ignore[no-any-return]
+
+    server = create_mcp_server(retriever, retriever.lookup, ask=ask)
+    _, found = asyncio.run(server.call_tool("search_knowledge_base", {"query": "bicycle shed closes"}))
+    hit = next(h for h in found["result"] if h["source"] == "handbook.pdf")
+    assert hit["page"] == 1 and [page for _, page in hit["page_breaks"]] == [2, 3]
+    _, chunk = asyncio.run(server.call_tool("get_chunk", {"chunk_id": hit["id"]}))
+    assert [page for _, page in chunk["page_breaks"]] == [2, 3]
+    _, answer = asyncio.run(server.call_tool("ask", {"question": "When does the bicycle shed close?"}))
+    assert answer["status"] == "completed" and "22:00" in answer["answer"]
+    cited = answer["citations"][0]
+    assert cited["source"] == "handbook.pdf" and cited["page"] == 2

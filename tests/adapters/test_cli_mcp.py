@@ -102,7 +102,16 @@ class TestServeMCP:
         hits = result.content["structured"]["result"]
         assert 1 <= len(hits) <= 3 and hits[0]["source"] == "leave-policy.md"
         for hit in hits:
-            assert set(hit) == {"id", "text", "score", "source", "page", "char_start", "char_end"}
+            assert set(hit) == {
+                "id",
+                "text",
+                "score",
+                "source",
+                "page",
+                "page_breaks",
+                "char_start",
+                "char_end",
+            }
             doc = kb.store.get(hit["id"])
             assert doc is not None and doc.content == hit["text"] and doc.meta["source_id"] == hit["source"]
             assert (doc.meta["char_start"], doc.meta["char_end"]) == (hit["char_start"], hit["char_end"])

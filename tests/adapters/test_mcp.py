@@ -72,6 +72,7 @@ class TestMCPServer:
             "score",
             "source",
             "page",
+            "page_breaks",
             "char_start",
             "char_end",
         }
