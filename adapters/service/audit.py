@@ -2,7 +2,10 @@
 
 One line per request that writes (upload, remove, re-index, confirm of a side-effect tool), refused ones
 included (401, 403, 400, 404, 413, 429, 507 ...: the line says so), one per ask (its outcome and evidence
-ids; the question only with `--audit-questions`), and one per indexing job when it ends:
+ids; the question only with `--audit-questions`; an `ask` tool call at `/mcp` too, with `"via": "mcp"`),
+one per indexing job when it ends, and one per refused request to `/mcp` (action `mcp`: a 401, 413 or
+429 is answered before the body is read, so which tool it was is not known; the tool calls of an
+accepted request are audited by their own lines):
 
 ```json
 {"time": "2026-12-06T20:31:07.412Z", "actor": "key:3f1c9a0b2d4e6f70", "tenant": "acme",
@@ -34,14 +37,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from haygraph.adapters.service.asgi import StatusRecorder
+from haygraph.adapters.service.asgi import MCP_PATH, StatusRecorder
 
 logger = logging.getLogger(__name__)
 
 PAGE_BYTES = 4096
 MAX_LINE_BYTES = PAGE_BYTES
 """A line (with its newline) fits in one page; longer ones lose their question, then list items."""
-ACTIONS = ("upload", "site", "delete", "reindex", "confirm", "ask", "index")
+ACTIONS = ("upload", "site", "delete", "reindex", "confirm", "ask", "index", "mcp")
 
 
 def actor_of(caller: Any) -> str:
@@ -69,6 +72,8 @@ def write_action(method: str, path: str) -> tuple[str, str | None] | None:
         return "confirm", path.removeprefix("/v1/threads/").removesuffix("/confirm")
     if method == "POST" and path in ("/v1/ask", "/v1/ask/stream", "/v1/chat/completions"):
         return "ask", None
+    if method == "POST" and path == MCP_PATH:
+        return "mcp", None  # recorded only when refused (`AuditMiddleware`)
     return None
 
 
@@ -243,12 +248,13 @@ class AuditMiddleware:
             action = str(note.pop("action", action))  # `POST /v1/sources` with a `url`: "site"
             if status >= 400:
                 outcome = "refused" if status < 500 else "failed"
-            self.audit.record(
-                action,
-                actor=actor_of(caller),
-                tenant=getattr(caller, "tenant", None),
-                outcome=outcome or "ok",
-                status=status,
-                object=note.pop("object", target),
-                **note,
-            )
+            if action != "mcp" or status >= 400:  # an accepted MCP request: its asks write their own lines
+                self.audit.record(
+                    action,
+                    actor=actor_of(caller),
+                    tenant=getattr(caller, "tenant", None),
+                    outcome=outcome or "ok",
+                    status=status,
+                    object=note.pop("object", target),
+                    **note,
+                )

@@ -15,7 +15,8 @@ Stateless, JSON responses: every POST is answered on its own (no `Mcp-Session-Id
 stream), so any `serve` process behind a load balancer can answer any request, and a client keeps
 working across a restart. Nothing of a conversation is kept between calls (each `ask` is a new one).
 
-An `ask` leaves one audit line (with `--audit-log`): its outcome and evidence ids, `"via": "mcp"`.
+An `ask` leaves one audit line (with `--audit-log`): its outcome and evidence ids, `"via": "mcp"`. A
+request refused before MCP processing (401, 413, 429) leaves one line of action `mcp` (`AuditMiddleware`).
 """
 
 from __future__ import annotations

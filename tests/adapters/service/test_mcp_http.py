@@ -165,7 +165,8 @@ def test_an_ask_via_mcp_leaves_one_audit_line_with_its_evidence_ids(served: tupl
 def test_a_wrong_or_missing_key_is_refused_before_any_mcp_processing(
     served: tuple[str, Path], headers: dict[str, str], message: str
 ) -> None:
-    url, _ = served
+    url, audit = served
+    before = len(audit.read_text().splitlines()) if audit.exists() else 0
     initialize = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -181,6 +182,10 @@ def test_a_wrong_or_missing_key_is_refused_before_any_mcp_processing(
     assert response.status_code == 401
     assert response.json() == {"error": {"type": "authentication_error", "message": message}}
     assert response.headers["www-authenticate"] == "Bearer"
+    added = [json.loads(line) for line in audit.read_text().splitlines()[before:] if line.strip()]
+    assert [(e["action"], e["actor"], e["outcome"], e["status"]) for e in added] == [
+        ("mcp", "unauthenticated", "refused", 401)
+    ]
 
 
 def test_the_sdk_client_with_a_wrong_key_gets_the_401(served: tuple[str, Path]) -> None:
@@ -193,7 +198,8 @@ def test_the_sdk_client_with_a_wrong_key_gets_the_401(served: tuple[str, Path]) 
 
 
 def test_the_keys_rate_limit_answers_429_on_mcp(served: tuple[str, Path]) -> None:
-    url, _ = served
+    url, audit = served
+    before = len(audit.read_text().splitlines()) if audit.exists() else 0
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     headers = {"Authorization": f"Bearer {LIMITED_KEY}", "Accept": "application/json, text/event-stream"}
     statuses = []
@@ -202,6 +208,9 @@ def test_the_keys_rate_limit_answers_429_on_mcp(served: tuple[str, Path]) -> Non
         statuses.append(response.status_code)
     assert statuses == [200, 200, 429]
     assert response.json()["error"]["type"] == "rate_limited" and int(response.headers["retry-after"]) >= 1
+    # the refused request leaves one audit line; the accepted ones (no ask among them) none
+    added = [json.loads(line) for line in audit.read_text().splitlines()[before:] if line.strip()]
+    assert [(e["action"], e["tenant"], e["outcome"], e["status"]) for e in added] == [("mcp", "A", "refused", 429)]
     # the first two were real MCP answers: the tools, as JSON (stateless, no server-sent stream)
     ok = httpx.post(f"{url}/mcp", json=listing, headers={**headers, "Authorization": f"Bearer {KEY_A}"})
     assert ok.headers["content-type"].startswith("application/json") and "mcp-session-id" not in ok.headers
