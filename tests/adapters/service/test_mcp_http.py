@@ -210,7 +210,9 @@ def test_the_keys_rate_limit_answers_429_on_mcp(served: tuple[str, Path]) -> Non
     assert response.json()["error"]["type"] == "rate_limited" and int(response.headers["retry-after"]) >= 1
     # the refused request leaves one audit line; the accepted ones (no ask among them) none
     added = [json.loads(line) for line in audit.read_text().splitlines()[before:] if line.strip()]
-    assert [(e["action"], e["tenant"], e["outcome"], e["status"]) for e in added] == [("mcp", "A", "refused", 429)]
+    assert [(e["action"], e["tenant"], e["outcome"], e["status"]) for e in added] == [
+        ("mcp", "A", "refused", 429)
+    ]
     # the first two were real MCP answers: the tools, as JSON (stateless, no server-sent stream)
     ok = httpx.post(f"{url}/mcp", json=listing, headers={**headers, "Authorization": f"Bearer {KEY_A}"})
     assert ok.headers["content-type"].startswith("application/json") and "mcp-session-id" not in ok.headers
