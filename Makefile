@@ -27,8 +27,11 @@ $(STAMP): pyproject.toml constraints.txt
 demo: install
 	$(VENV)/bin/haygraph demo
 
+# Two worker processes (pytest-xdist; a test file stays on one worker, so its module fixtures are built
+# once); TEST_WORKERS=0 runs in this process. The 25 slowest tests are listed at the end.
+TEST_WORKERS ?= 2
 test: install
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 test-fast: install
 	$(VENV)/bin/pytest -q -m "not integration and not comparison and not adversarial"

@@ -170,3 +170,17 @@ def pg_settings(pgvector_cluster: Any, request: pytest.FixtureRequest) -> Iterat
     yield settings
     with contextlib.suppress(Exception):  # a test that stopped the server leaves the tables to the next run
         connection.drop_store(store)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Escape lone surrogates in a report's captured output and log (hostile inputs put them there).
+
+    pytest-xdist sends each report from its worker as UTF-8, and a test that logged a lone
+    surrogate (`tests/adversarial` feeds undecodable bytes on purpose) crashed the whole run.
+    """
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    report.sections = [
+        (title, text.encode("utf-8", "backslashreplace").decode("utf-8")) for title, text in report.sections
+    ]
