@@ -15,18 +15,23 @@ per ask (user + system, from /proc: the cost itself, which a busy machine's late
 ratios to `off`; the spans the receiver got.
 
     python -m benchmarks.bench_metrics_overhead [--rounds 4] [--clients 8] [--asks 25] [--questions cases]
+        [--restart]
 
 `--questions repeated` (the default) cycles `bench_service`'s 8 questions, so after the warm-up most
 of an ask is served from the reader's memo and the encoders' caches: a cheap ask, on which a fixed
 cost per span weighs most. `--questions cases` asks the 182 distinct questions of the handbook
 protocols (`eval/cases/handbook*_cases.jsonl`), the clients on different ones, each round going on
 where the last stopped (with `--asks 20` a round's 160 asks are all distinct): asks that read their
-evidence, as users' do.
+evidence, as users' do. Past 182 asks per variant the questions come round again, to a process that has
+seen them: `--restart` starts every server afresh (and warms it up, outside the figures) before each
+round after the first, and each round asks the same questions from the start, so every measured ask
+is new to its process however many rounds run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -86,17 +91,29 @@ def main() -> None:
         default="repeated",
         help="bench_service's 8 questions over and over (default), or the handbook protocols' 182",
     )
+    parser.add_argument(
+        "--restart",
+        action="store_true",
+        help="restart every server (and warm it up) before each round after the first, each round then "
+        "asking the same questions from the start: with --questions cases, every ask of every round is "
+        "one its process has not seen (no reader memo), so the rounds can be as many as wanted",
+    )
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
     args = parser.parse_args()
     questions = case_questions() if args.questions == "cases" else QUESTIONS
     asked = dict.fromkeys(VARIANTS, 0)
+    # the warm-up's questions: none of the measured ones where they differ (a warmed answer is memoized)
+    warm = [q for q in QUESTIONS if q not in set(questions)] or QUESTIONS
     with tempfile.TemporaryDirectory(prefix="bench-metrics-") as name, OtlpReceiver() as receiver:
         store = build_handbook_store(Path(name))
         os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint  # read by the traced server only
         os.environ.setdefault("OTEL_SERVICE_NAME", "haygraph-bench")
         ports = {variant: free_port() for variant in VARIANTS}
-        servers = {}
-        for variant, (extra, env) in VARIANTS.items():
+        servers: dict[str, Any] = {}
+
+        def start(variant: str) -> None:
+            """(Re)start `variant`'s server with its flags and environment, and warm it up."""
+            extra, env = VARIANTS[variant]
             saved = {name: os.environ.get(name) for name in env}
             os.environ.update(env)
             try:
@@ -107,22 +124,34 @@ def main() -> None:
                         del os.environ[name]
                     else:
                         os.environ[name] = value
+            run_clients(f"http://127.0.0.1:{ports[variant]}", args.clients, 3, warm)  # first turns, caches
+
+        def stop_server(variant: str) -> None:
+            servers[variant].terminate()
+            servers[variant].wait(timeout=60)
+
+        for variant in VARIANTS:
+            start(variant)
         stop = threading.Event()
 
         def scrape() -> None:  # as a Prometheus server would
             with httpx.Client(timeout=10) as http:
                 while not stop.wait(args.scrape_s):
                     for variant in ("metrics", "traced", "traced_10pct"):
-                        http.get(f"http://127.0.0.1:{ports[variant]}/metrics")
+                        with contextlib.suppress(httpx.TransportError):  # one being restarted
+                            http.get(f"http://127.0.0.1:{ports[variant]}/metrics")
 
         scraper = threading.Thread(target=scrape, daemon=True)
         scraper.start()
         rounds: dict[str, list[dict[str, Any]]] = {variant: [] for variant in VARIANTS}
         try:
-            for variant in VARIANTS:  # warm all (first turns, caches) outside the figures
-                run_clients(f"http://127.0.0.1:{ports[variant]}", args.clients, 3)
             order = list(VARIANTS)
             for n in range(args.rounds):
+                if n and args.restart:  # fresh processes: no memo of the last round's questions
+                    for variant in order:
+                        stop_server(variant)
+                        start(variant)
+                        asked[variant] = 0
                 for variant in order[n % len(order) :] + order[: n % len(order)]:  # each goes first in turn
                     cpu = cpu_seconds(servers[variant].pid)
                     run = run_clients(
@@ -137,9 +166,8 @@ def main() -> None:
                     rounds[variant].append(run)
         finally:
             stop.set()
-            for proc in servers.values():
-                proc.terminate()
-                proc.wait(timeout=60)
+            for variant in list(servers):
+                stop_server(variant)
         spans, exports = receiver.count(), receiver.requests  # the traced server flushed at shutdown
     figures: dict[str, Any] = {}
     for variant, runs in rounds.items():
@@ -163,7 +191,7 @@ def main() -> None:
             ),
         }
     figures["receiver"] = {"spans": spans, "export_requests": exports}
-    figures["questions"] = {"kind": args.questions, "distinct": len(questions)}
+    figures["questions"] = {"kind": args.questions, "distinct": len(questions), "restart": args.restart}
     sys.stdout.write(json.dumps(figures, indent=2) + "\n")
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2))
