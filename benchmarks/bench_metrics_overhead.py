@@ -170,25 +170,28 @@ def main() -> None:
                 stop_server(variant)
         spans, exports = receiver.count(), receiver.requests  # the traced server flushed at shutdown
     figures: dict[str, Any] = {}
+    raw: dict[str, dict[str, float]] = {}  # unrounded, for the ratios
     for variant, runs in rounds.items():
         requests = sum(r["requests"] for r in runs)
         wall = sum(r["wall_s"] for r in runs)
+        raw[variant] = {
+            "p50": float(np.median([r["p50_ms"] for r in runs])),
+            "throughput": requests / wall,
+            "server_cpu": sum(r["cpu_s"] for r in runs) / requests,
+        }
         figures[variant] = {
             "requests": requests,
             "errors": sum(r["errors"] for r in runs),
+            "wall_s": round(wall, 1),
             "p50_ms_per_round": [r["p50_ms"] for r in runs],
-            "p50_ms": round(float(np.median([r["p50_ms"] for r in runs])), 1),
+            "p50_ms": round(raw[variant]["p50"], 1),
             "p95_ms": round(float(np.median([r["p95_ms"] for r in runs])), 1),
-            "throughput_rps": round(requests / wall, 1),
-            "server_cpu_ms_per_ask": round(1000.0 * sum(r["cpu_s"] for r in runs) / requests, 1),
+            "throughput_rps": round(raw[variant]["throughput"], 3),
+            "server_cpu_ms_per_ask": round(1000.0 * raw[variant]["server_cpu"], 1),
         }
     for variant in ("metrics", "traced", "traced_10pct"):
         figures[f"{variant}_vs_off"] = {
-            "p50": round(figures[variant]["p50_ms"] / figures["off"]["p50_ms"], 3),
-            "throughput": round(figures[variant]["throughput_rps"] / figures["off"]["throughput_rps"], 3),
-            "server_cpu": round(
-                figures[variant]["server_cpu_ms_per_ask"] / figures["off"]["server_cpu_ms_per_ask"], 3
-            ),
+            key: round(raw[variant][key] / raw["off"][key], 3) for key in ("p50", "throughput", "server_cpu")
         }
     figures["receiver"] = {"spans": spans, "export_requests": exports}
     figures["questions"] = {"kind": args.questions, "distinct": len(questions), "restart": args.restart}
