@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from haygraph.adapters.knowledge_hits import KnowledgeHit
 from haygraph.adapters.mcp.client import MCPToolset
 from haygraph.control.tools import ContractToolExecutor, ToolRegistry
 from haygraph.control.tools.types import ToolCall
@@ -102,16 +103,7 @@ class TestServeMCP:
         hits = result.content["structured"]["result"]
         assert 1 <= len(hits) <= 3 and hits[0]["source"] == "leave-policy.md"
         for hit in hits:
-            assert set(hit) == {
-                "id",
-                "text",
-                "score",
-                "source",
-                "page",
-                "page_breaks",
-                "char_start",
-                "char_end",
-            }
+            assert set(hit) == set(KnowledgeHit.model_fields)  # every field (test_mcp.py names them)
             doc = kb.store.get(hit["id"])
             assert doc is not None and doc.content == hit["text"] and doc.meta["source_id"] == hit["source"]
             assert (doc.meta["char_start"], doc.meta["char_end"]) == (hit["char_start"], hit["char_end"])
