@@ -275,6 +275,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--docs", type=Path, default=None, help="documentation dataset (as train_answerability)")
     ap.add_argument("--out", type=Path, help="write the table as JSON")
+    ap.add_argument(
+        "--set-threshold",
+        type=Path,
+        metavar="WEIGHTS",
+        help="write the 'all signals, all rules' threshold into this weights file (train_answerability's "
+        "output; its own model-only pick is kept as threshold_model_only)",
+    )
     args = ap.parse_args(argv)
     work = Path(args.work)
     protocols = tune_protocols(300, 200, args.handbook_weight, args.seed, args.docs)
@@ -365,7 +372,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     table["rule gains"] = gains  # type: ignore[assignment]
     if args.out:
         args.out.write_text(json.dumps(table, indent=1), encoding="utf-8")
+    if args.set_threshold:
+        set_threshold(args.set_threshold, full, args)
     return 0
+
+
+def set_threshold(path: Path, full: dict[str, Any], args: argparse.Namespace) -> None:
+    """Write the threshold the shipped decision uses (every rule applied) into a weights file.
+
+    `train_answerability` picks its threshold for the model alone; the agent applies the rules too, so the
+    shipped threshold is the "all signals, all rules" variant's, picked the same way. The file keeps the
+    model-only pick (``threshold_model_only``), how this one was picked and its held-out rates.
+    """
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if "threshold_model_only" not in data:
+        data["threshold_model_only"] = data["threshold"]
+    data["threshold"] = full["threshold"]
+    data["threshold_by"] = (
+        f"python -m benchmarks.ablate_decision --reader {args.reader}{' --meaning' if args.meaning else ''} "
+        f"--modes {args.modes} --docs <vue-docs> --set-threshold {path.name} (--min-refusal "
+        f"{args.min_refusal}, as train_answerability): the 'all signals, all rules' variant's threshold "
+        "(every rule of decision.rules.RULES applied, in every language pair), 5-fold held out; macro "
+        "scores within 0.005 of the best count as equal and the most refusing wins "
+        f"({full['threshold']:.2f}: macro {full['macro_balanced']:.3f})"
+    )
+    data["held_out_with_rules"] = full["groups"]
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(f"threshold {full['threshold']:.2f} written to {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":
