@@ -904,8 +904,14 @@ def bench(args: argparse.Namespace, n: int) -> dict[str, Any]:
     return result
 
 
-def write_settings(out: Path, onnx: Path, args: argparse.Namespace) -> Path:
-    """``reader.json`` beside the exported model: how it reads, how it was trained, its sha256."""
+def write_settings(
+    out: Path, onnx: Path, args: argparse.Namespace, progress: dict[str, Any] | None = None
+) -> Path:
+    """``reader.json`` beside the exported model: how it reads, how it was trained, its sha256.
+
+    `progress` (a checkpoint's export): how far that run had got -- step, windows read, epochs, where it
+    started from -- kept under ``training.progress``.
+    """
     from haygraph.retrieval.e5_onnx import file_sha256
 
     info = {
@@ -922,6 +928,8 @@ def write_settings(out: Path, onnx: Path, args: argparse.Namespace) -> Path:
             if k not in ("out", "resume", "log_every", "export_checkpoint")
         },
     }
+    if progress:
+        info["training"]["progress"] = progress  # type: ignore[index]
     path = out / "reader.json"
     path.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     return path
@@ -935,7 +943,18 @@ def export_checkpoint(args: argparse.Namespace, target: Path) -> Path:
     model = build_model(args.layers, args.train_from)
     model.load_state_dict(state["model"], strict=False)
     target.mkdir(parents=True, exist_ok=True)
-    path = write_settings(target, export(model, target), args)
+    plan_windows = int(state["plan_cuts"][-1]) if "plan_cuts" in state else 0  # every epoch's batches
+    epochs = int(state.get("args", {}).get("epochs", args.epochs))
+    progress = {
+        "step": int(state["step"]),
+        "steps": len(state["plan_cuts"]) - 1 if "plan_cuts" in state else None,
+        "windows_read": int(state.get("windows", 0)),
+        "epochs_read": round(int(state.get("windows", 0)) * epochs / plan_windows, 3)
+        if plan_windows
+        else None,
+        "init": state.get("init"),
+    }
+    path = write_settings(target, export(model, target), args, progress)
     logger.info("exported the checkpoint of step %s to %s", state["step"], target)
     return path
 

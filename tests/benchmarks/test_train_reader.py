@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.train_reader import parse_args, resolve_precision, train
+from benchmarks.train_reader import export_checkpoint, parse_args, resolve_precision, train
 
 FACTS = [
     ("The library opens at 9 am and closes at 6 pm on weekdays.", "When does the library open?", "9 am"),
@@ -77,6 +77,12 @@ def test_a_stopped_run_resumes_to_the_weights_of_an_uninterrupted_one(tmp_path):
     train(_args(data, split), StopAfter(1))  # type: ignore[arg-type]
     stopped = torch.load(split / "checkpoint.pt", weights_only=False)
     assert stopped["step"] == 1 and not (split / "reader_int8.onnx").exists()
+    export_checkpoint(_args(data, split), tmp_path / "step1")  # what a running training can ship
+    progress = json.loads((tmp_path / "step1" / "reader.json").read_text(encoding="utf-8"))["training"][
+        "progress"
+    ]
+    assert progress["step"] == 1 and progress["steps"] == 3 and progress["init"] == "shipped"
+    assert 0 < progress["windows_read"] < int(stopped["plan_cuts"][-1]) and 0 < progress["epochs_read"] < 1
     train(_args(data, split))
     a = torch.load(whole / "checkpoint.pt", weights_only=False)
     b = torch.load(split / "checkpoint.pt", weights_only=False)
