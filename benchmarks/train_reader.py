@@ -605,12 +605,18 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
             )  # fmt: skip
         if curve is not None and curve.maybe(step, seen, total):
             model.train()
+        if args.stop_at_windows and seen >= args.stop_at_windows and step < total:
+            checkpoint(f"{seen} windows read, --stop-at-windows {args.stop_at_windows}")
+            return out
         if time.time() - last_save > args.checkpoint_minutes * 60 or step == total:
             checkpoint("timer" if step < total else "done")
             last_save = time.time()
     trainable = {k: v for k, v in model.state_dict().items() if _trainable(model, k)}
     _save(out / "reader.pt", {"model": trainable, "layers": args.layers, "args": vars(args)})
     model.to("cpu")
+    if args.train_from < split_layer():
+        logger.warning("not exported: %s", LOWER_TRAINED)
+        return out
     write_settings(out, export(model, out), args)
     return out
 
@@ -935,11 +941,21 @@ def write_settings(
     return path
 
 
+LOWER_TRAINED = (
+    "layers below the shared lower graph's split were trained (--train-from < SPLIT_LAYER); the runtime "
+    "reads the reader over e5's own lower layers (e5_lower_int8.onnx), so these weights would be read "
+    "wrongly. Such a run is a learning-curve variant only (its dev figures are in curve.csv); shipping it "
+    "needs the lower graph split lower first"
+)
+
+
 def export_checkpoint(args: argparse.Namespace, target: Path) -> Path:
     """Export the newest checkpoint of ``--out`` (training may still run) to `target` as a reader folder."""
     import torch
 
     state = torch.load(Path(args.out) / "checkpoint.pt", weights_only=False)
+    if int(state.get("args", {}).get("train_from", args.train_from)) < split_layer():
+        raise SystemExit(f"{Path(args.out) / 'checkpoint.pt'} cannot be exported: {LOWER_TRAINED}")
     model = build_model(args.layers, args.train_from)
     model.load_state_dict(state["model"], strict=False)
     target.mkdir(parents=True, exist_ok=True)
@@ -1068,6 +1084,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     ap.add_argument("--checkpoint-minutes", type=float, default=10.0)
+    ap.add_argument(
+        "--stop-at-windows",
+        type=int,
+        default=0,
+        help="checkpoint and stop once this many windows are read (after that point's dev evaluation); "
+        "the learning rate still follows --epochs' whole schedule, so a variant stopped at N windows "
+        "compares with another run's curve at N (0: run to the end)",
+    )
     ap.add_argument("--log-every", type=int, default=20)
     ap.add_argument(
         "--export-checkpoint",
@@ -1076,8 +1100,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="only export OUT/checkpoint.pt as a reader folder here (training may be running)",
     )
     args = ap.parse_args(argv)
-    if args.train_from < split_layer():
-        ap.error(f"--train-from must be >= {split_layer()}: the layers below are the shared e5 lower graph")
     if args.fp32:
         args.precision = "fp32"
     return args

@@ -175,3 +175,22 @@ def test_a_stop_during_a_dev_evaluation_leaves_it_for_the_resumed_run(tmp_path):
     assert steps == ["0", "0", "2", "2"]  # en and zh at the start and at the end
     (dev_cache,) = (out / "cache").glob("dev-f4-*")  # the dev windows' frozen part, kept for the next run
     assert (dev_cache / "done.u8").read_bytes() == b"\x01" * 6  # 6 one-window examples
+
+
+@pytest.mark.integration
+def test_a_variant_training_lower_layers_stops_at_its_windows_and_is_not_exported(tmp_path):
+    import torch
+
+    data = _data(tmp_path)
+    out = tmp_path / "run"
+    args = parse_args([
+        "--data", str(data), "--out", str(out), "--batch-size", "2", "--epochs", "3", "--threads", "1",
+        "--precision", "fp32", "--resume", "--train-from", "3", "--stop-at-windows", "3",
+    ])  # fmt: skip
+    train(args)
+    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    assert state["step"] == 2 and state["windows"] == 4  # two batches of two, not the three epochs
+    assert any(k.startswith("bert.encoder.layer.3.") for k in state["model"])  # layer 3 was trained
+    assert not (out / "reader_int8.onnx").exists()
+    with pytest.raises(SystemExit, match="cannot be exported: layers below the shared lower graph"):
+        export_checkpoint(args, tmp_path / "export")
