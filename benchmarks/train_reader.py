@@ -528,12 +528,17 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
         model.load_state_dict(state["model"], strict=False)
         plan = np.split(state["plan"], state["plan_cuts"][1:-1])
         init = state.get("init", "?")
+        init_sha = state.get("init_sha256")
     else:
         plan = make_plan(lengths, args)
         init = args.init
+        init_sha = None
         if args.init == "shipped":
             from benchmarks.reader_init import load_shipped
+            from haygraph.retrieval.e5_onnx import WEIGHTS_DIR, file_sha256
+            from haygraph.retrieval.reader.model import READER
 
+            init_sha = file_sha256(WEIGHTS_DIR / READER)  # "shipped" changes when a run is shipped
             names = load_shipped(model)
             logger.info("started from the shipped reader's weights (%d tensors, dequantized)", len(names))
     model.to(device)
@@ -565,7 +570,7 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
         _save(ckpt, {
             "model": trainable, "optimizer": opt.state_dict(), "step": step, "windows": seen,
             "plan": np.concatenate(plan), "plan_cuts": cuts, "rng": torch.get_rng_state(),
-            "init": init, "args": vars(args),
+            "init": init, "init_sha256": init_sha, "args": vars(args),
         })  # fmt: skip
         logger.info("checkpoint at step %d (%s)", step, reason)
 
@@ -969,8 +974,10 @@ def export_checkpoint(args: argparse.Namespace, target: Path) -> Path:
         if plan_windows
         else None,
         "init": state.get("init"),
+        "init_sha256": state.get("init_sha256"),
     }
-    path = write_settings(target, export(model, target), args, progress)
+    run_args = argparse.Namespace(**{**vars(args), **state.get("args", {})})  # how that run was started
+    path = write_settings(target, export(model, target), run_args, progress)
     logger.info("exported the checkpoint of step %s to %s", state["step"], target)
     return path
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.train_reader import export_checkpoint, parse_args, resolve_precision, train
+from haygraph.retrieval.e5_onnx import WEIGHTS_DIR, file_sha256
+from haygraph.retrieval.reader.model import READER
 
 FACTS = [
     ("The library opens at 9 am and closes at 6 pm on weekdays.", "When does the library open?", "9 am"),
@@ -82,6 +84,7 @@ def test_a_stopped_run_resumes_to_the_weights_of_an_uninterrupted_one(tmp_path):
         "progress"
     ]
     assert progress["step"] == 1 and progress["steps"] == 3 and progress["init"] == "shipped"
+    assert progress["init_sha256"] == file_sha256(WEIGHTS_DIR / READER)  # which "shipped" it started from
     assert 0 < progress["windows_read"] < int(stopped["plan_cuts"][-1]) and 0 < progress["epochs_read"] < 1
     train(_args(data, split))
     a = torch.load(whole / "checkpoint.pt", weights_only=False)
