@@ -5,11 +5,11 @@ from __future__ import annotations
 from benchmarks.reader_curve import by_step, gains, markdown, plot, read_curve
 
 CSV = """step,windows,epoch,lang,n,exact,f1,HasAns_f1,NoAns_exact,seconds
-0,0,0.000,en,3,40.00,50.00,50.00,nan,9
+0,0,0.000,en,3,40.00,50.00,45.00,60.00,9
 0,0,0.000,zh,2,50.00,60.00,60.00,nan,9
-300,10000,0.138,en,3,42.00,53.25,53.25,nan,9
+300,10000,0.138,en,3,42.00,53.25,44.00,70.00,9
 300,10000,0.138,zh,2,55.00,60.25,60.25,nan,9
-600,20000,0.276,en,3,43.00,53.50,53.50,nan,9
+600,20000,0.276,en,3,43.00,53.50,43.50,72.50,9
 """
 
 
@@ -22,7 +22,8 @@ def _rows(tmp_path):
 def test_points_group_the_languages_of_one_evaluation(tmp_path):
     points = by_step(_rows(tmp_path))
     assert [(s, w) for s, w, _e, _sc in points] == [(0, 0), (300, 10000), (600, 20000)]
-    assert points[1][3] == {"en": (42.0, 53.25), "zh": (55.0, 60.25)}
+    assert points[1][3]["en"] == (42.0, 53.25, 44.0, 70.0)
+    assert points[1][3]["zh"][:3] == (55.0, 60.25, 60.25)
 
 
 def test_gains_are_the_f1_steps_between_evaluations(tmp_path):
@@ -33,11 +34,16 @@ def test_gains_are_the_f1_steps_between_evaluations(tmp_path):
 
 def test_the_table_has_a_row_per_evaluation_and_blank_cells_where_a_language_is_missing(tmp_path):
     lines = markdown(_rows(tmp_path)).splitlines()
-    assert lines[0] == "| step | windows | epochs | en EM | en F1 | zh EM | zh F1 |"
-    assert lines[3] == "| 300 | 10,000 | 0.14 | 42.0 | 53.2 | 55.0 | 60.2 |"
-    assert lines[4].endswith("| 43.0 | 53.5 |  |  |")
+    assert lines[0] == (
+        "| step | windows | epochs | en EM | en F1 | en HasAns F1 | en NoAns "
+        "| zh EM | zh F1 | zh HasAns F1 | zh NoAns |"
+    )
+    assert lines[3] == "| 300 | 10,000 | 0.14 | 42.0 | 53.2 | 44.0 | 70.0 | 55.0 | 60.2 | 60.2 | nan |"
+    assert lines[4].endswith("| 43.0 | 53.5 | 43.5 | 72.5 |  |  |  |  |")  # F1 up, answers found down
 
 
-def test_the_plot_is_a_png(tmp_path):
+def test_the_plot_is_a_png_of_one_run_or_several(tmp_path):
     path = plot(_rows(tmp_path), tmp_path / "curve.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    both = plot([_rows(tmp_path), _rows(tmp_path)[:2]], tmp_path / "two.png", ["main", "variant"])
+    assert both.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
