@@ -575,7 +575,7 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
         logger.info("checkpoint at step %d (%s)", step, reason)
 
     if curve is not None:
-        curve.maybe(step, seen, total, force=step == 0)
+        curve.maybe(step, seen, total, force=step == 0 and not args.skip_start_eval)
     model.train()
     last_save = time.time()
     t0 = time.time()
@@ -1091,6 +1091,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     ap.add_argument("--checkpoint-minutes", type=float, default=10.0)
+    ap.add_argument(
+        "--skip-start-eval",
+        action="store_true",
+        help="no dev evaluation at step 0 (a variant starting from weights another curve has scored: "
+        "--train-from below 4 with --init shipped starts with the shipped reader's weights)",
+    )
     ap.add_argument(
         "--stop-at-windows",
         type=int,

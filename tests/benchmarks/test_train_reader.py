@@ -189,8 +189,11 @@ def test_a_variant_training_lower_layers_stops_at_its_windows_and_is_not_exporte
     args = parse_args([
         "--data", str(data), "--out", str(out), "--batch-size", "2", "--epochs", "3", "--threads", "1",
         "--precision", "fp32", "--resume", "--train-from", "3", "--stop-at-windows", "3",
+        "--dev", str(data), "--eval-every", "3", "--skip-start-eval",
     ])  # fmt: skip
     train(args)
+    steps = [line.split(",")[0] for line in (out / "curve.csv").read_text().splitlines()[1:]]
+    assert steps == ["2", "2"]  # no start point; en and zh where it stopped, before stopping
     state = torch.load(out / "checkpoint.pt", weights_only=False)
     assert state["step"] == 2 and state["windows"] == 4  # two batches of two, not the three epochs
     assert any(k.startswith("bert.encoder.layer.3.") for k in state["model"])  # layer 3 was trained
