@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -302,6 +303,29 @@ def _squad_en(source: Source, read: Reader, stats: Stats) -> Iterator[Record]:
 
 def _squad_zh(source: Source, read: Reader, stats: Stats) -> Iterator[Record]:
     return _squad(source, read, stats, lang="zh")
+
+
+def _mlqa_cross(source: Source, read: Reader, stats: Stats) -> Iterator[Record]:
+    """MLQA's cross-language dev files: the first path's question in one language over the other's passage.
+
+    The second path is the English-context file of the same question ids; its English article titles
+    guard the Chinese-context records too (the English ones are guarded by `convert` itself), so no
+    record of either direction comes from a SQuAD 1.1 dev / XQuAD article.
+    """
+    english_title: dict[str, str] = {}
+    for path in source.paths[1:]:
+        for article in json.loads(read(path))["data"]:
+            for para in article["paragraphs"]:
+                for qa in para["qas"]:
+                    english_title[str(qa["id"])] = str(article.get("title") or "")
+    lang = "zh" if "context-zh" in source.paths[0] else "en"
+    only = dataclasses.replace(source, paths=source.paths[:1])
+    for rec in _squad(only, read, stats, lang=lang):
+        qid = rec["id"].split(":", 1)[1]
+        if english_title.get(qid, "").replace("_", " ").casefold() in XQUAD_TITLES:
+            stats.dropped["guard: SQuAD 1.1 dev / XQuAD article"] += 1  # `convert` recounts the rest
+            continue
+        yield rec
 
 
 def _covid_qa(source: Source, read: Reader, stats: Stats) -> Iterator[Record]:
@@ -599,6 +623,17 @@ def _squad2_dev_xlsx(source: Source, read: Reader, stats: Stats) -> Iterator[Rec
 # --- the table ---------------------------------------------------------------------------------------
 
 _CC_BY_SA_3 = "CC BY-SA 3.0"
+# MLQA (Lewis et al. 2020) en/zh dev files, in a repository that copied xtreme's download (the
+# commit before its data was removed; the next one holds LFS pointers only). The test files are over
+# 4 MiB and absent from the snapshot; they would be for measuring only anyway.
+_MLQA = "wuhjie/few_shots_that_matters_wu"
+_MLQA_COMMIT = "6bfe6324e428ec21a777b5543cd8e50ec82dcb3c"
+_MLQA_DIR = "data/mlqa/MLQA_V1/dev"
+_MLQA_LICENCE = "CC BY-SA 3.0 (MLQA's own README; the copy carries no licence file)"
+_MLQA_CITE = (
+    "Lewis, Oguz, Rinott, Riedel, Schwenk. MLQA: Evaluating Cross-lingual Extractive Question Answering. "
+    "ACL 2020."
+)
 _BIPAR = "sharejing/BiPaR"
 _BIPAR_COMMIT = "f6f01ee166871bf8a9b47afeb5f418f48bc61815"
 _BIPAR_LICENCE = "CC BY-NC 4.0 (NON-COMMERCIAL; README 'Data License')"
@@ -880,6 +915,35 @@ SOURCES: tuple[Source, ...] = (
         citation=_BIPAR_CITE,
         convert=_squad_zh,
         note="English question, Chinese passage and answer.",
+    ),
+    # Cross-language pairs (issue 48): MLQA's en/zh dev split (its test split stays for measuring)
+    Source(
+        name="mlqa_dev_cross_qen_ctxzh",
+        kind="train",
+        repo=_MLQA,
+        commit=_MLQA_COMMIT,
+        paths=(
+            f"{_MLQA_DIR}/dev-context-zh-question-en.json",
+            f"{_MLQA_DIR}/dev-context-en-question-zh.json",
+        ),
+        licence=_MLQA_LICENCE,
+        citation=_MLQA_CITE,
+        convert=_mlqa_cross,
+        note="English question, Chinese passage and answer (Wikipedia). The copy has no licence file.",
+    ),
+    Source(
+        name="mlqa_dev_cross_qzh_ctxen",
+        kind="train",
+        repo=_MLQA,
+        commit=_MLQA_COMMIT,
+        paths=(
+            f"{_MLQA_DIR}/dev-context-en-question-zh.json",
+            f"{_MLQA_DIR}/dev-context-en-question-zh.json",
+        ),
+        licence=_MLQA_LICENCE,
+        citation=_MLQA_CITE,
+        convert=_mlqa_cross,
+        note="Chinese question, English passage and answer (the same question ids as the other direction).",
     ),
     # Answer-sentence sets, recast as sentence spans
     Source(
