@@ -44,13 +44,13 @@ def squad_rows(path: Path) -> list[dict[str, Any]]:
             rows.append({
                 "id": r["id"], "question": r["question"], "context": r["context"],
                 "golds": [a["text"] for a in r["answers"]], "lang": r.get("lang", "en"),
-                "source": r.get("source", ""),
+                "source": r.get("source", ""), "group": r.get("pair") or r.get("lang", "en"),
             })  # fmt: skip
         return rows
     data = json.loads(path.read_text(encoding="utf-8"))["data"]
     return [
         {"id": qa["id"], "question": qa["question"], "context": p["context"],
-         "golds": [a["text"] for a in qa["answers"]], "lang": "en", "source": path.stem}
+         "golds": [a["text"] for a in qa["answers"]], "lang": "en", "source": path.stem, "group": "en"}
         for article in data for p in article["paragraphs"] for qa in p["qas"]
     ]  # fmt: skip
 
@@ -92,14 +92,15 @@ def evaluate_squad(reader: ReaderModel, path: Path, threshold: float, n: int) ->
     out: dict[str, Any] = {}
     by_lang: dict[str, list[int]] = defaultdict(list)
     for k, r in enumerate(rows):
-        by_lang[r["lang"]].append(k)
-    for lang, idx in by_lang.items():
+        by_lang[r["group"]].append(k)  # the language, or a cross-language pair ("en->zh")
+    for group, idx in by_lang.items():
         sub = [rows[k] for k in idx]
         sp = [preds[k] for k in idx]
+        lang = sub[0]["lang"]  # the passages' (and answers') language: how the answers are scored
         golds = {r["id"]: r["golds"] for r in sub}
         at = {r["id"]: (t if m >= threshold else "") for r, (t, m) in zip(sub, sp, strict=True)}
         thr, f1 = best_threshold(sub, sp, lang)
-        out[lang] = {"at_threshold": qa_scores(at, golds, lang), "best_threshold": thr, "best_f1": f1}
+        out[group] = {"at_threshold": qa_scores(at, golds, lang), "best_threshold": thr, "best_f1": f1}
     return out
 
 

@@ -50,6 +50,17 @@ INCLUDED = {
 }
 """Source file stems used, with their licence."""
 
+CROSS = {
+    "mlqa_dev_cross_qen_ctxzh": ("en->zh", "CC BY-SA 3.0 (MLQA)"),
+    "mlqa_dev_cross_qzh_ctxen": ("zh->en", "CC BY-SA 3.0 (MLQA)"),
+}
+"""Cross-language sources added by ``--cross`` (question language -> passage language, licence). Their
+records carry ``pair``, so the dev slice and the learning curve score each direction on its own."""
+
+CROSS_DEV_SHARE = 0.2
+"""Share of the cross-language questions held out, by a hash of the question id shared by both directions
+(MLQA's), so no question is trained in one direction and measured in the other."""
+
 SUBSAMPLE = {"squadshifts_reddit": 0.5, "squadshifts_amazon": 0.5}
 """Share of a source's questions kept (by a hash of the context, so a paragraph's questions stay together):
 forum posts and product reviews are half-weighted against Wikipedia, technical and Chinese text, the
@@ -137,13 +148,22 @@ def unanswerable_for(
     return {**row, "id": f"{row['id']}:no-{kind}", "context": context, "answers": [], "is_impossible": True}
 
 
-def assemble(sources: Path, out: Path, seed: int = 13) -> dict[str, dict[str, int]]:
-    """Write ``train.jsonl`` and ``dev.jsonl`` under `out`; returns counts per source."""
+def _cross_dev(row: dict[str, Any]) -> bool:
+    qid = str(row["id"]).split(":", 1)[-1].split(":no-")[0]
+    return _share_hash(qid, "cross-dev") < CROSS_DEV_SHARE
+
+
+def assemble(sources: Path, out: Path, seed: int = 13, cross: bool = False) -> dict[str, dict[str, int]]:
+    """Write ``train.jsonl`` and ``dev.jsonl`` under `out`; returns counts per source.
+
+    `cross` adds the cross-language sources (`CROSS`) after the others, so the same-language records,
+    their order among themselves aside, are those of the set without them.
+    """
     rng = random.Random(seed)
     train: list[dict[str, Any]] = []
     dev: list[dict[str, Any]] = []
     counts: dict[str, dict[str, int]] = {}
-    for stem in INCLUDED:
+    for stem in [*INCLUDED, *(CROSS if cross else ())]:
         path = sources / f"{stem}.jsonl"
         if not path.is_file():
             raise FileNotFoundError(f"{path} is missing: build it with python -m benchmarks.reader_sources")
@@ -174,7 +194,9 @@ def assemble(sources: Path, out: Path, seed: int = 13) -> dict[str, dict[str, in
         c = counts[stem] = {"train": 0, "dev": 0, "own unanswerable": 0, "made unanswerable": len(made)}
         for r in rows + made:
             c["own unanswerable"] += bool(r["is_impossible"]) and ":no-" not in str(r["id"])
-            if _dev(r["context"]):
+            if stem in CROSS:
+                r["pair"] = CROSS[stem][0]
+            if _cross_dev(r) if stem in CROSS else _dev(r["context"]):
                 dev.append(r)
                 c["dev"] += 1
             else:
@@ -196,8 +218,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--sources", required=True, type=Path, help="folder of the source JSONL files")
     ap.add_argument("--out", required=True, type=Path, help="folder for train.jsonl, dev.jsonl, counts.json")
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument(
+        "--cross",
+        action="store_true",
+        help="add the cross-language sources (MLQA en/zh dev, both directions; a fifth of the questions "
+        "held out as the dev slice's en->zh and zh->en)",
+    )
     args = ap.parse_args(argv)
-    counts = assemble(args.sources, args.out, args.seed)
+    counts = assemble(args.sources, args.out, args.seed, cross=args.cross)
     for stem, c in counts.items():
         print(f"{stem:24} " + "  ".join(f"{k} {v}" for k, v in c.items()))
     print(

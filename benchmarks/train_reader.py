@@ -783,10 +783,11 @@ class Curve:
             best = reading.best
             preds.append(best.text if best is not None and reading.margin >= 0 else "")
         out = {}
-        for lang in sorted({r["lang"] for r in self.rows}):
-            pick = [k for k, r in enumerate(self.rows) if r["lang"] == lang]
+        for group in sorted({r["group"] for r in self.rows}):  # a language, or a pair ("en->zh")
+            pick = [k for k, r in enumerate(self.rows) if r["group"] == group]
             golds = {self.rows[k]["id"]: self.rows[k]["golds"] for k in pick}
-            out[lang] = qa_scores({self.rows[k]["id"]: preds[k] for k in pick}, golds, lang)
+            lang = self.rows[pick[0]]["lang"]  # the passages' language scores the answers
+            out[group] = qa_scores({self.rows[k]["id"]: preds[k] for k in pick}, golds, lang)
         return out
 
     def evaluate(self, step: int, windows: int) -> None:
