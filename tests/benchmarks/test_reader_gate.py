@@ -23,7 +23,7 @@ def _ablation(macro: float) -> dict:
     return {"all signals, all rules": {"threshold": 0.5, "macro_balanced": macro, "groups": {}}}
 
 
-SHIPPED = _eval((55.7, 53.4), (67.5, 65.5))
+SHIPPED = _eval((56.0, 52.5), (67.7, 65.3))  # the shipped reader, re-read December 7
 FIRST_CANDIDATE = _eval((60.6, 52.0), (67.9, 59.3))  # December 7's step 985: more refusals, fewer answers
 
 
@@ -33,9 +33,9 @@ def test_the_first_candidate_fails_on_the_answers_it_found_and_the_decision():
         for c in checks(SHIPPED, FIRST_CANDIDATE, _ablation(0.772), _ablation(0.766))
     }
     assert result == {
-        "dev F1, en+zh weighted": True,  # +3.5: the issue's rule alone would ship it
-        "dev HasAns F1 en": False,  # -1.4
-        "dev HasAns F1 zh": False,  # -6.2
+        "dev F1, en+zh weighted": True,  # +3.3: the issue's rule alone would ship it
+        "dev HasAns F1 en": True,  # -0.5
+        "dev HasAns F1 zh": False,  # -6.0
         "decision refit, tune macro": False,  # -0.006
     }
 
