@@ -103,9 +103,8 @@ def plot(
     for k, rows in enumerate(many):
         points = by_step(rows)
         label = labels[k] if k < len(labels) else f"run {k + 1}"
-        for lang, color in zip(
-            sorted({x for *_r, sc in points for x in sc}), ("C0", "C1", "C2"), strict=False
-        ):
+        for n, lang in enumerate(sorted({x for *_r, sc in points for x in sc})):
+            color = f"C{n % 10}"  # en, zh and the cross-language pairs each have one
             xs = [w for _s, w, _e, sc in points if lang in sc]
             for ax, field in zip(axes, ("f1", "has_ans_f1"), strict=True):
                 ys = [getattr(sc[lang], field) for *_r, sc in points if lang in sc]
