@@ -937,8 +937,7 @@ SOURCES: tuple[Source, ...] = (
         repo=_MLQA,
         commit=_MLQA_COMMIT,
         paths=(
-            f"{_MLQA_DIR}/dev-context-en-question-zh.json",
-            f"{_MLQA_DIR}/dev-context-en-question-zh.json",
+            f"{_MLQA_DIR}/dev-context-en-question-zh.json",  # English titles: `convert` guards them
         ),
         licence=_MLQA_LICENCE,
         citation=_MLQA_CITE,
