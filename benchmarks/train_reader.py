@@ -25,9 +25,13 @@ What it does, end to end (the shipped weights are reproduced by the command in t
    killed run loses at most that much work. With ``--dev`` it scores the dev slice every
    ``--eval-every`` windows into ``OUT/curve.csv`` (`benchmarks.reader_curve` plots it);
    ``--bench-steps`` only measures windows/s the old way and the new way.
-5. Exports the trained layers and head as ONNX (input: word embeddings and the attention mask;
-   outputs: start and end logits) and quantises its MatMuls to dynamic int8 (per channel), as the
-   project's other ONNX encoders are (`haygraph.retrieval.onnx_encoder.export_model`).
+5. Exports the trained layers and head as ONNX (outputs: start and end logits) and quantises its
+   MatMuls to dynamic int8 (per channel), as the project's other ONNX encoders are
+   (`haygraph.retrieval.onnx_encoder.export_model`). A reader trained from `SPLIT_LAYER` (4) up is
+   exported from there (input: the shared lower graph's output, ``e5_lower_int8.onnx``); one that
+   trained lower layers (``--train-from`` below 4, the 12-layer reader of an accelerator) is exported
+   whole (input: the word embeddings), so the runtime reads it without the shared graph
+   (``reader.json``'s ``split_layer`` says which: 4 or 0).
 
 Progress (windows/s, loss, epoch, cached windows, ETA) is logged; nothing is downloaded.
 """
@@ -619,10 +623,8 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
     trainable = {k: v for k, v in model.state_dict().items() if _trainable(model, k)}
     _save(out / "reader.pt", {"model": trainable, "layers": args.layers, "args": vars(args)})
     model.to("cpu")
-    if args.train_from < split_layer():
-        logger.warning("not exported: %s", LOWER_TRAINED)
-        return out
-    write_settings(out, export(model, out), args)
+    first = graph_start(args.train_from)
+    write_settings(out, export(model, out, first), args, first=first)
     return out
 
 
@@ -917,12 +919,18 @@ def bench(args: argparse.Namespace, n: int) -> dict[str, Any]:
 
 
 def write_settings(
-    out: Path, onnx: Path, args: argparse.Namespace, progress: dict[str, Any] | None = None
+    out: Path,
+    onnx: Path,
+    args: argparse.Namespace,
+    progress: dict[str, Any] | None = None,
+    *,
+    first: int | None = None,
 ) -> Path:
     """``reader.json`` beside the exported model: how it reads, how it was trained, its sha256.
 
-    `progress` (a checkpoint's export): how far that run had got -- step, windows read, epochs, where it
-    started from -- kept under ``training.progress``.
+    `first`: the first layer the graph runs (``split_layer``; default `split_layer()`, over the shared
+    lower graph; 0 for a graph exported whole). `progress` (a checkpoint's export): how far that run had
+    got -- step, windows read, epochs, where it started from -- kept under ``training.progress``.
     """
     from haygraph.retrieval.e5_onnx import file_sha256
 
@@ -932,7 +940,7 @@ def write_settings(
         "max_length": args.max_length,
         "stride": args.stride,
         "layers": args.layers,
-        "split_layer": split_layer(),
+        "split_layer": split_layer() if first is None else first,
         "threshold": 0.0,
         "training": {
             k: str(v) if isinstance(v, Path) else v
@@ -947,22 +955,14 @@ def write_settings(
     return path
 
 
-LOWER_TRAINED = (
-    "layers below the shared lower graph's split were trained (--train-from < SPLIT_LAYER); the runtime "
-    "reads the reader over e5's own lower layers (e5_lower_int8.onnx), so these weights would be read "
-    "wrongly. Such a run is a learning-curve variant only (its dev figures are in curve.csv); shipping it "
-    "needs the lower graph split lower first"
-)
-
-
 def export_checkpoint(args: argparse.Namespace, target: Path) -> Path:
     """Export the newest checkpoint of ``--out`` (training may still run) to `target` as a reader folder."""
     import torch
 
     state = torch.load(Path(args.out) / "checkpoint.pt", weights_only=False)
-    if int(state.get("args", {}).get("train_from", args.train_from)) < split_layer():
-        raise SystemExit(f"{Path(args.out) / 'checkpoint.pt'} cannot be exported: {LOWER_TRAINED}")
-    model = build_model(args.layers, args.train_from)
+    run = state.get("args", {})
+    layers, train_from = int(run.get("layers", args.layers)), int(run.get("train_from", args.train_from))
+    model = build_model(layers, train_from)
     model.load_state_dict(state["model"], strict=False)
     target.mkdir(parents=True, exist_ok=True)
     plan_windows = int(state["plan_cuts"][-1]) if "plan_cuts" in state else 0  # every epoch's batches
@@ -978,7 +978,8 @@ def export_checkpoint(args: argparse.Namespace, target: Path) -> Path:
         "init_sha256": state.get("init_sha256"),
     }
     run_args = argparse.Namespace(**{**vars(args), **state.get("args", {})})  # how that run was started
-    path = write_settings(target, export(model, target), run_args, progress)
+    first = graph_start(train_from)
+    path = write_settings(target, export(model, target, first), run_args, progress, first=first)
     logger.info("exported the checkpoint of step %s to %s", state["step"], target)
     return path
 
@@ -990,24 +991,37 @@ def split_layer() -> int:
     return SPLIT_LAYER
 
 
+def graph_start(train_from: int) -> int:
+    """The first layer of the exported graph for a run that trained from layer `train_from`.
+
+    `split_layer()` when the layers below it are e5's own (frozen), so the runtime reads the reader over
+    the shared lower graph; else 0: the graph whole, from the word embeddings.
+    """
+    return split_layer() if train_from >= split_layer() else 0
+
+
 def _trainable(model: Any, key: str) -> bool:
     params = dict(model.named_parameters())
     return key in params and params[key].requires_grad
 
 
-def export(model: Any, out: Path) -> Path:
-    """Write ``reader_int8.onnx``: the layers from `SPLIT_LAYER` up and the head, over the shared lower graph.
+def export(model: Any, out: Path, first: int | None = None) -> Path:
+    """Write ``reader_int8.onnx``: the reader's layers from `first` up and the head.
 
-    Input ``lower`` (what ``e5_lower_int8.onnx`` gives: e5's own layers below the split, frozen in
-    training) and ``attention_mask``; outputs ``start_logits`` and ``end_logits`` (padding at -1e4).
+    `first` = `split_layer()` (the default): input ``lower`` (what ``e5_lower_int8.onnx`` gives: e5's own
+    layers below the split, frozen in training). `first` = 0: the graph whole, input ``embeddings`` (the
+    word-embedding rows, as the lower graph takes them), for a reader whose lower layers were trained.
+    Both take ``attention_mask`` and give ``start_logits`` and ``end_logits`` (padding at -1e4).
     """
     import torch
 
-    from haygraph.retrieval.e5_onnx import SPLIT_LAYER
     from haygraph.retrieval.e5_torch import bert_part, export_graph
 
+    first = split_layer() if first is None else first
+    if first not in (0, split_layer()):
+        raise ValueError(f"a reader graph starts at layer 0 or {split_layer()}, not {first}")
     layers = len(model.bert.encoder.layer)
-    part = bert_part(model.bert, SPLIT_LAYER, layers, embed=False)
+    part = bert_part(model.bert, first, layers, embed=first == 0)
 
     class Upper(torch.nn.Module):
         def __init__(self) -> None:
@@ -1022,9 +1036,8 @@ def export(model: Any, out: Path) -> Path:
 
     model.eval()
     hidden = model.bert.config.hidden_size
-    int8 = export_graph(
-        Upper(), ("lower", "attention_mask"), ["start_logits", "end_logits"], hidden, out / "reader.onnx"
-    )
+    inputs = ("embeddings" if first == 0 else "lower", "attention_mask")
+    int8 = export_graph(Upper(), inputs, ["start_logits", "end_logits"], hidden, out / "reader.onnx")
     (out / "reader.onnx").unlink(missing_ok=True)
     logger.info("exported %s (%.1f MB)", int8, int8.stat().st_size / 1e6)
     return int8

@@ -8,9 +8,9 @@ int8 ONNX graphs, package data in ``retrieval/weights/`` (``python -m benchmarks
 
 The passage encoder (`E5OnnxEncoder`) runs both; the trained reader (`haygraph.retrieval.reader`), whose
 layers below `SPLIT_LAYER` are e5's own, frozen in training, runs the lower graph and then its own
-(``reader_int8.onnx``). So nothing is exported at run time and neither needs torch. The graphs hold no
-word-embedding table: each batch's rows are looked up from the packed 4-bit table
-(`haygraph.retrieval.e5_vocabulary`).
+(``reader_int8.onnx``; a reader that trained lower layers too is exported whole and runs alone). So
+nothing is exported at run time and neither needs torch. The graphs hold no word-embedding table:
+each batch's rows are looked up from the packed 4-bit table (`haygraph.retrieval.e5_vocabulary`).
 
 Vectors are computed as `e5_torch.E5TorchEncoder` computes them (``passage: `` prefix, windows of at
 most 510 tokens mean-pooled and averaged by token count, L2-normalised); int8 moves them slightly

