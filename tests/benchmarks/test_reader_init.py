@@ -7,6 +7,16 @@ import pytest
 
 from benchmarks.reader_init import _torch_name, shipped_state
 
+LEAVE_QUESTION = "How many days of paid annual leave do full-time employees get?"
+LEAVE_PASSAGES = [
+    "Annual leave. Full-time employees receive 25 days of paid annual leave per calendar year. "
+    "Up to 5 unused days may be carried over to the next year.",
+    "年假。全职员工每个日历年享有25天带薪年假。未使用的年假最多可结转5天到下一年。",
+    "Parking. Staff park in the underground garage; the monthly fee on level B2 is 90 EUR.",
+]
+"""A question, its answer in English and in Chinese, and a passage without it (also read in
+`tests.benchmarks.test_train_reader`)."""
+
 
 def test_quantised_nodes_map_to_the_torch_module_weights():
     assert _torch_name("/part/layer.4/attention/self/query/MatMul_quant") == (
@@ -47,14 +57,7 @@ def test_the_loaded_model_reproduces_the_shipped_onnx_logits():
     from haygraph.retrieval.reader.spans import window_spans
 
     reader = ReaderModel(threads=1)
-    question = "How many days of paid annual leave do full-time employees get?"
-    passages = [
-        "Annual leave. Full-time employees receive 25 days of paid annual leave per calendar year. "
-        "Up to 5 unused days may be carried over to the next year.",
-        "年假。全职员工每个日历年享有25天带薪年假。未使用的年假最多可结转5天到下一年。",
-        "Parking. Staff park in the underground garage; the monthly fee on level B2 is 90 EUR.",
-    ]
-    windows = reader.windows(question, passages)
+    windows = reader.windows(LEAVE_QUESTION, LEAVE_PASSAGES)
     torch.manual_seed(0)
     model = build_model(8, 4).eval()
     upper = bert_part(model.bert, 4, 8, embed=False)

@@ -10,6 +10,7 @@ import pytest
 from benchmarks.train_reader import export_checkpoint, parse_args, resolve_precision, train
 from haygraph.retrieval.e5_onnx import WEIGHTS_DIR, file_sha256
 from haygraph.retrieval.reader.model import READER
+from tests.benchmarks.test_reader_init import LEAVE_PASSAGES, LEAVE_QUESTION
 
 FACTS = [
     ("The library opens at 9 am and closes at 6 pm on weekdays.", "When does the library open?", "9 am"),
@@ -232,14 +233,7 @@ def test_a_reader_exported_whole_reads_as_over_the_shared_lower_graph(tmp_path):
         folder.mkdir()
         write_settings(folder, export(model, folder, first), args, first=first)
         readers[first] = ReaderModel(folder, threads=1)
-    question = "How many days of paid annual leave do full-time employees get?"
-    passages = [
-        "Annual leave. Full-time employees receive 25 days of paid annual leave per calendar year. "
-        "Up to 5 unused days may be carried over to the next year.",
-        "年假。全职员工每个日历年享有25天带薪年假。未使用的年假最多可结转5天到下一年。",
-        "Parking. Staff park in the underground garage; the monthly fee on level B2 is 90 EUR.",
-    ]
-    split, whole = (readers[k].read(question, passages) for k in (4, 0))
+    split, whole = (readers[k].read(LEAVE_QUESTION, LEAVE_PASSAGES) for k in (4, 0))
     assert readers[0]._whole and not readers[4]._whole
     for a, b in zip(split, whole, strict=True):
         assert a.spans[0].text == b.spans[0].text
