@@ -83,6 +83,12 @@ def markdown(rows: Sequence[dict[str, str]]) -> str:
     return "\n".join(lines)
 
 
+def group_colors(runs: Sequence[Sequence[dict[str, str]]]) -> dict[str, str]:
+    """One matplotlib colour per language or pair over all `runs`, so a group looks the same in each."""
+    groups = sorted({x for rows in runs for *_r, scores in by_step(rows) for x in scores})
+    return {lang: f"C{n % 10}" for n, lang in enumerate(groups)}
+
+
 def plot(
     runs: Sequence[Sequence[dict[str, str]]] | Sequence[dict[str, str]],
     path: Path,
@@ -100,11 +106,12 @@ def plot(
     )  # one run's rows, or several runs
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), dpi=100, sharex=True)
     markers = "osD^v"
+    colors = group_colors(many)
     for k, rows in enumerate(many):
         points = by_step(rows)
         label = labels[k] if k < len(labels) else f"run {k + 1}"
-        for n, lang in enumerate(sorted({x for *_r, sc in points for x in sc})):
-            color = f"C{n % 10}"  # en, zh and the cross-language pairs each have one
+        for lang in sorted({x for *_r, sc in points for x in sc}):
+            color = colors[lang]
             xs = [w for _s, w, _e, sc in points if lang in sc]
             for ax, field in zip(axes, ("f1", "has_ans_f1"), strict=True):
                 ys = [getattr(sc[lang], field) for *_r, sc in points if lang in sc]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.reader_curve import by_step, gains, markdown, plot, read_curve
+from benchmarks.reader_curve import by_step, gains, group_colors, markdown, plot, read_curve
 
 CSV = """step,windows,epoch,lang,n,exact,f1,HasAns_f1,NoAns_exact,seconds
 0,0,0.000,en,3,40.00,50.00,45.00,60.00,9
@@ -47,3 +47,15 @@ def test_the_plot_is_a_png_of_one_run_or_several(tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     both = plot([_rows(tmp_path), _rows(tmp_path)[:2]], tmp_path / "two.png", ["main", "variant"])
     assert both.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_language_has_one_colour_in_every_run(tmp_path):
+    cross = tmp_path / "cross.csv"
+    cross.write_text(
+        CSV.splitlines()[0] + "\n0,0,0.000,en,3,40,50,45,60,9\n0,0,0.000,en->zh,2,20,30,10,90,9\n"
+        "0,0,0.000,zh,2,50,60,60,nan,9\n0,0,0.000,zh->en,2,20,25,5,95,9\n",
+        encoding="utf-8",
+    )
+    colors = group_colors([_rows(tmp_path), read_curve(cross)])  # the first run has en and zh alone
+    assert sorted(colors) == ["en", "en->zh", "zh", "zh->en"]
+    assert len(set(colors.values())) == 4  # zh is not drawn in en->zh's colour in the second run
