@@ -623,8 +623,7 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
     trainable = {k: v for k, v in model.state_dict().items() if _trainable(model, k)}
     _save(out / "reader.pt", {"model": trainable, "layers": args.layers, "args": vars(args)})
     model.to("cpu")
-    first = graph_start(args.train_from)
-    write_settings(out, export(model, out, first), args, first=first)
+    export_reader(model, out, args, args.train_from)
     return out
 
 
@@ -978,10 +977,25 @@ def export_checkpoint(args: argparse.Namespace, target: Path) -> Path:
         "init_sha256": state.get("init_sha256"),
     }
     run_args = argparse.Namespace(**{**vars(args), **state.get("args", {})})  # how that run was started
-    first = graph_start(train_from)
-    path = write_settings(target, export(model, target, first), run_args, progress, first=first)
+    path = export_reader(model, target, run_args, train_from, progress)
     logger.info("exported the checkpoint of step %s to %s", state["step"], target)
     return path
+
+
+def export_reader(
+    model: Any,
+    out: Path,
+    args: argparse.Namespace,
+    train_from: int,
+    progress: dict[str, Any] | None = None,
+) -> Path:
+    """Export `model` to `out` as a reader folder (`export`, then `write_settings`); ``reader.json``'s path.
+
+    The graph starts where `graph_start` says for a run that trained from layer `train_from`, and
+    ``reader.json``'s ``split_layer`` says the same, so the runtime reads the graph the way it was written.
+    """
+    first = graph_start(train_from)
+    return write_settings(out, export(model, out, first), args, progress, first=first)
 
 
 def split_layer() -> int:

@@ -44,8 +44,12 @@ def test_the_loaded_model_reproduces_the_shipped_onnx_logits():
     """Same lower-layer input, torch (dequantized weights) against ONNX Runtime (int8 graph).
 
     They differ by the graph's dynamic int8 quantisation of activations (one scale per tensor), which
-    moves logits by up to ~1.3 here (their spread is ~2). The model before loading (its head drawn at
-    random, seeded here so the check cannot flake) is far from the shipped logits.
+    moves logits by up to ~1.3 here (their spread is ~2), by an amount that depends on the CPU's int8
+    kernels: on an AVX-512 VNNI machine the first window's two best spans, (31, 31) and (31, 32), swap
+    places between the two (8.84 / 8.33 in ONNX, 8.92 / 9.39 in torch), where an earlier machine ranked
+    them alike. So the spans must agree on their start and each best span be one of the other's top two.
+    The model before loading (its head drawn at random, seeded here so the check cannot flake) is far
+    from the shipped logits.
     """
     import torch
 
@@ -81,6 +85,7 @@ def test_the_loaded_model_reproduces_the_shipped_onnx_logits():
         assert np.abs(got[:, 0] - s_onnx).max() < 2.0 and np.abs(got[:, 1] - e_onnx).max() < 2.0
         assert abs(np.corrcoef(untrained[:, 0], s_onnx)[0, 1]) < 0.5
         context = (w.context_start, w.context_end)
-        best = window_spans(got[:, 0], got[:, 1], context, top_n=1)[0]
-        shipped = window_spans(s_onnx, e_onnx, context, top_n=1)[0]
-        assert (best.start, best.end) == (shipped.start, shipped.end)
+        ours = [(s.start, s.end) for s in window_spans(got[:, 0], got[:, 1], context, top_n=2)]
+        theirs = [(s.start, s.end) for s in window_spans(s_onnx, e_onnx, context, top_n=2)]
+        assert ours[0][0] == theirs[0][0]
+        assert ours[0] in theirs and theirs[0] in ours
