@@ -19,7 +19,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
-from tests.adapters.service.server_helpers import KEY_A, KEY_B, TENANT_SOURCES, running_server
+from tests.adapters.service.server_helpers import KEY_A, KEY_B, TENANT_SOURCES, running_server, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -155,6 +155,20 @@ def test_an_ask_via_mcp_leaves_one_audit_line_with_its_evidence_ids(served: tupl
     assert line["evidence_ids"] == answer["evidence_ids"] and line["evidence_ids"]
 
 
+def refusal_lines(audit: Path, before: int) -> list[dict[str, Any]]:
+    """The audit lines added after the first `before`, once a refusal's line is there (10 s at most).
+
+    The audit middleware writes a refused request's line once its response has ended, so the client can
+    hold the 401 or 429 a moment before the line is on disk (seen on a loaded machine).
+    """
+
+    def lines() -> list[str]:
+        return [line for line in audit.read_text().splitlines()[before:] if line.strip()]
+
+    wait_for(lambda: audit.exists() and bool(lines()), 10.0)
+    return [json.loads(line) for line in lines()]
+
+
 @pytest.mark.parametrize(
     ("headers", "message"),
     [
@@ -182,7 +196,7 @@ def test_a_wrong_or_missing_key_is_refused_before_any_mcp_processing(
     assert response.status_code == 401
     assert response.json() == {"error": {"type": "authentication_error", "message": message}}
     assert response.headers["www-authenticate"] == "Bearer"
-    added = [json.loads(line) for line in audit.read_text().splitlines()[before:] if line.strip()]
+    added = refusal_lines(audit, before)
     assert [(e["action"], e["actor"], e["outcome"], e["status"]) for e in added] == [
         ("mcp", "unauthenticated", "refused", 401)
     ]
@@ -209,7 +223,7 @@ def test_the_keys_rate_limit_answers_429_on_mcp(served: tuple[str, Path]) -> Non
     assert statuses == [200, 200, 429]
     assert response.json()["error"]["type"] == "rate_limited" and int(response.headers["retry-after"]) >= 1
     # the refused request leaves one audit line; the accepted ones (no ask among them) none
-    added = [json.loads(line) for line in audit.read_text().splitlines()[before:] if line.strip()]
+    added = refusal_lines(audit, before)
     assert [(e["action"], e["tenant"], e["outcome"], e["status"]) for e in added] == [
         ("mcp", "A", "refused", 429)
     ]
