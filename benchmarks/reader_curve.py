@@ -3,9 +3,11 @@
     python -m benchmarks.reader_curve RUN/curve.csv [OTHER/curve.csv ...] [--labels a b] [--plot curve.png]
 
 Prints a Markdown table per run (one row per evaluation: windows read, epochs, and per language EM, F1,
-HasAns F1 and NoAns exact) and, with ``--plot``, draws dev F1 and HasAns F1 per language against the
-windows read, every run on the same axes (variants compared at the same windows). `gains` says what the
-issue's stopping rule reads: the F1 change between successive evaluations.
+HasAns F1 and NoAns exact; a score the file leaves empty, as in the curves rebuilt from the model card's
+published figures in ``docs/reader-curves/``, is an empty cell) and, with ``--plot``, draws dev F1 and
+HasAns F1 per language against the windows read, every run on the same axes (variants compared at the
+same windows). `gains` says what the issue's stopping rule reads: the F1 change between successive
+evaluations.
 
 F1 alone can mislead: it also counts "no answer" said to the unanswerable third of the slice, and a
 reader that says it more often gains F1 while finding fewer answers (the first candidate shipped from
@@ -42,6 +44,10 @@ def _float(value: str | None) -> float:
     return float(value) if value else math.nan
 
 
+def _cell(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.1f}"
+
+
 def by_step(rows: Sequence[dict[str, str]]) -> list[tuple[int, int, float, dict[str, Scores]]]:
     """(step, windows, epoch, {lang: Scores}) per evaluation, by step."""
     points: dict[int, tuple[int, float, dict[str, Scores]]] = {}
@@ -49,7 +55,7 @@ def by_step(rows: Sequence[dict[str, str]]) -> list[tuple[int, int, float, dict[
         step = int(r["step"])
         windows, epoch, scores = points.get(step, (int(r["windows"]), float(r["epoch"]), {}))
         scores[r["lang"]] = Scores(
-            float(r["exact"]), float(r["f1"]), _float(r.get("HasAns_f1")), _float(r.get("NoAns_exact"))
+            _float(r.get("exact")), float(r["f1"]), _float(r.get("HasAns_f1")), _float(r.get("NoAns_exact"))
         )
         points[step] = (windows, epoch, scores)
     return [(s, w, e, sc) for s, (w, e, sc) in sorted(points.items())]
@@ -74,7 +80,7 @@ def markdown(rows: Sequence[dict[str, str]]) -> str:
     lines = [head, rule]
     for step, windows, epoch, sc in points:
         cells = [
-            f"{sc[x].exact:.1f} | {sc[x].f1:.1f} | {sc[x].has_ans_f1:.1f} | {sc[x].no_ans_exact:.1f}"
+            " | ".join(_cell(v) for v in (sc[x].exact, sc[x].f1, sc[x].has_ans_f1, sc[x].no_ans_exact))
             if x in sc
             else " |  |  | "
             for x in langs

@@ -38,8 +38,23 @@ def test_the_table_has_a_row_per_evaluation_and_blank_cells_where_a_language_is_
         "| step | windows | epochs | en EM | en F1 | en HasAns F1 | en NoAns "
         "| zh EM | zh F1 | zh HasAns F1 | zh NoAns |"
     )
-    assert lines[3] == "| 300 | 10,000 | 0.14 | 42.0 | 53.2 | 44.0 | 70.0 | 55.0 | 60.2 | 60.2 | nan |"
+    assert (
+        lines[3] == "| 300 | 10,000 | 0.14 | 42.0 | 53.2 | 44.0 | 70.0 | 55.0 | 60.2 | 60.2 |  |"
+    )  # NoAns nan
     assert lines[4].endswith("| 43.0 | 53.5 | 43.5 | 72.5 |  |  |  |  |")  # F1 up, answers found down
+
+
+def test_a_curve_without_em_reads_with_empty_cells(tmp_path):
+    """The curves rebuilt from the model card's published figures (``docs/reader-curves``) have no EM."""
+    path = tmp_path / "published.csv"
+    path.write_text(
+        "step,windows,epoch,lang,n,exact,f1,HasAns_f1,NoAns_exact,seconds\n"
+        "0,0,0.000,en,692,49.9,62.7,60.7,68.8,\n362,10009,0.140,en,692,,65.1,61.0,77.7,\n",
+        encoding="utf-8",
+    )
+    rows = read_curve(path)
+    assert gains(rows, "en") == [2.4]
+    assert markdown(rows).splitlines()[3] == "| 362 | 10,009 | 0.14 |  | 65.1 | 61.0 | 77.7 |"
 
 
 def test_the_plot_is_a_png_of_one_run_or_several(tmp_path):
