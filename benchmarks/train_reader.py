@@ -1067,7 +1067,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--max-length", type=int, default=256, help="tokens per window")
     ap.add_argument("--stride", type=int, default=96, help="passage tokens two windows share")
     ap.add_argument("--negative-windows", type=float, default=0.5,
-                    help="share kept of an answerable example's windows that miss the answer")  # fmt: skip
+                    help=f"chance each window without the answer is kept (at most {MAX_NEGATIVE_WINDOWS} "
+                    "per example; an unanswerable example keeps one)")  # fmt: skip
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many batches (0: all)")
     ap.add_argument("--limit", type=int, default=0, help="use only this many examples (0: all)")
