@@ -615,6 +615,8 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
         if curve is not None and curve.maybe(step, seen, total):
             model.train()
         if args.stop_at_windows and seen >= args.stop_at_windows and step < total:
+            if curve is not None and curve.last_windows != seen:  # the stop point is always scored
+                curve.maybe(step, seen, total, force=True)
             checkpoint(f"{seen} windows read, --stop-at-windows {args.stop_at_windows}")
             return out
         if time.time() - last_save > args.checkpoint_minutes * 60 or step == total:
@@ -674,11 +676,16 @@ class Curve:
             self.last_windows = max(seen, default=0)
 
     def maybe(self, step: int, windows: int, total: int, *, force: bool = False) -> bool:
-        """Evaluate when `every` windows passed since the last evaluation (or `force`); True if it did."""
+        """Evaluate when the windows read cross a multiple of `every` (or `force`); True if it did.
+
+        Multiples, not `every` after the last evaluation: a batch overshoots each mark by a few windows,
+        and counting from the last evaluation carried the overshoot on, so a run stopped at 30,000
+        windows (``--stop-at-windows``) had read 30,013 but only 9,994 since its evaluation at 20,019.
+        """
         if step in self.done_steps:
             self.last_windows = windows
             return False
-        if not force and windows - self.last_windows < self.every and step != total:
+        if not force and windows // self.every <= self.last_windows // self.every and step != total:
             return False
         try:
             self.evaluate(step, windows)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.train_reader import export_checkpoint, parse_args, resolve_precision, train
+from benchmarks.train_reader import Curve, export_checkpoint, parse_args, resolve_precision, train
 from haygraph.retrieval.e5_onnx import WEIGHTS_DIR, file_sha256
 from haygraph.retrieval.reader.model import READER
 from tests.benchmarks.test_reader_init import LEAVE_PASSAGES, LEAVE_QUESTION
@@ -179,6 +179,30 @@ def test_a_stop_during_a_dev_evaluation_leaves_it_for_the_resumed_run(tmp_path):
     assert steps == ["0", "0", "2", "2"]  # en and zh at the start and at the end
     (dev_cache,) = (out / "cache").glob("dev-f4-*")  # the dev windows' frozen part, kept for the next run
     assert (dev_cache / "done.u8").read_bytes() == b"\x01" * 6  # 6 one-window examples
+
+
+def test_the_curve_scores_each_multiple_of_eval_every_however_far_batches_overshoot_it():
+    curve = Curve.__new__(Curve)  # only the bookkeeping of `maybe`; the scoring is recorded
+    curve.every, curve.done_steps, curve.last_windows = 10_000, set(), 0
+    scored: list[int] = []
+    curve.evaluate = lambda step, windows: scored.append(windows)  # type: ignore[method-assign]
+    for step, windows in enumerate([9_990, 10_004, 19_990, 20_019, 29_995, 30_013, 39_999], start=1):
+        curve.maybe(step, windows, total=100)
+    assert scored == [10_004, 20_019, 30_013]  # 30,013 is 9,994 after 20,019: once left out
+
+
+@pytest.mark.integration
+def test_a_stop_between_evaluations_is_scored_before_it_stops(tmp_path):
+    data = _data(tmp_path)
+    out = tmp_path / "run"
+    args = parse_args([
+        "--data", str(data), "--out", str(out), "--batch-size", "2", "--epochs", "3", "--threads", "1",
+        "--precision", "fp32", "--resume", "--stop-at-windows", "3", "--dev", str(data),
+        "--eval-every", "100", "--skip-start-eval",
+    ])  # fmt: skip
+    train(args)
+    rows = [line.split(",") for line in (out / "curve.csv").read_text().splitlines()[1:]]
+    assert [(r[0], r[1]) for r in rows] == [("2", "4"), ("2", "4")]  # en and zh at the stop, 4 windows
 
 
 @pytest.mark.integration
