@@ -161,6 +161,11 @@ def test_sigterm_stops_a_running_training_at_a_checkpoint(tmp_path):
     assert not (out / "reader_int8.onnx").exists()
 
 
+def _curve(out: Path) -> list[list[str]]:
+    """The rows of a run's ``curve.csv`` (step, windows, epoch, lang, ...), header left out."""
+    return [line.split(",") for line in (out / "curve.csv").read_text().splitlines()[1:]]
+
+
 @pytest.mark.integration
 def test_a_stop_during_a_dev_evaluation_leaves_it_for_the_resumed_run(tmp_path):
     import torch
@@ -175,7 +180,7 @@ def test_a_stop_during_a_dev_evaluation_leaves_it_for_the_resumed_run(tmp_path):
     assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 0
     assert not (out / "curve.csv").exists()
     train(args)
-    steps = [line.split(",")[0] for line in (out / "curve.csv").read_text().splitlines()[1:]]
+    steps = [row[0] for row in _curve(out)]
     assert steps == ["0", "0", "2", "2"]  # en and zh at the start and at the end
     (dev_cache,) = (out / "cache").glob("dev-f4-*")  # the dev windows' frozen part, kept for the next run
     assert (dev_cache / "done.u8").read_bytes() == b"\x01" * 6  # 6 one-window examples
@@ -201,8 +206,7 @@ def test_a_stop_between_evaluations_is_scored_before_it_stops(tmp_path):
         "--eval-every", "100", "--skip-start-eval",
     ])  # fmt: skip
     train(args)
-    rows = [line.split(",") for line in (out / "curve.csv").read_text().splitlines()[1:]]
-    assert [(r[0], r[1]) for r in rows] == [("2", "4"), ("2", "4")]  # en and zh at the stop, 4 windows
+    assert [(r[0], r[1]) for r in _curve(out)] == [("2", "4"), ("2", "4")]  # en and zh at the stop, 4 windows
 
 
 @pytest.mark.integration
@@ -221,7 +225,7 @@ def test_a_variant_training_lower_layers_stops_at_its_windows_and_is_exported_wh
         "--dev", str(data), "--eval-every", "3", "--skip-start-eval",
     ])  # fmt: skip
     train(args)
-    steps = [line.split(",")[0] for line in (out / "curve.csv").read_text().splitlines()[1:]]
+    steps = [row[0] for row in _curve(out)]
     assert steps == ["2", "2"]  # no start point; en and zh where it stopped, before stopping
     state = torch.load(out / "checkpoint.pt", weights_only=False)
     assert state["step"] == 2 and state["windows"] == 4  # two batches of two, not the three epochs
