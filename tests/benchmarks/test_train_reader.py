@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,11 +53,16 @@ class StopAfter:
         return 15 if self.asked > self.n else None
 
 
-def _args(data: Path, out: Path) -> object:
+def _small(data: Path, out: Path, *more: str) -> Any:
+    """A tiny run's settings: batches of 2 windows, one thread, float32, resumable; `more` on top."""
     return parse_args([
-        "--data", str(data), "--out", str(out), "--batch-size", "2", "--max-steps", "3",
-        "--threads", "1", "--precision", "fp32", "--resume", "--log-every", "1", "--eval-every", "4",
+        "--data", str(data), "--out", str(out), "--batch-size", "2", "--threads", "1",
+        "--precision", "fp32", "--resume", *more,
     ])  # fmt: skip
+
+
+def _args(data: Path, out: Path) -> Any:
+    return _small(data, out, "--max-steps", "3", "--log-every", "1", "--eval-every", "4")
 
 
 def test_precision_auto_is_float32_on_a_cpu_without_bfloat16_units():
@@ -172,10 +178,7 @@ def test_a_stop_during_a_dev_evaluation_leaves_it_for_the_resumed_run(tmp_path):
 
     data = _data(tmp_path)
     out = tmp_path / "run"
-    args = parse_args([
-        "--data", str(data), "--out", str(out), "--batch-size", "2", "--max-steps", "2", "--threads", "1",
-        "--precision", "fp32", "--resume", "--dev", str(data), "--eval-every", "100",
-    ])  # fmt: skip
+    args = _small(data, out, "--max-steps", "2", "--dev", str(data), "--eval-every", "100")
     train(args, StopAfter(0))  # type: ignore[arg-type]
     assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 0
     assert not (out / "curve.csv").exists()
@@ -200,11 +203,10 @@ def test_the_curve_scores_each_multiple_of_eval_every_however_far_batches_oversh
 def test_a_stop_between_evaluations_is_scored_before_it_stops(tmp_path):
     data = _data(tmp_path)
     out = tmp_path / "run"
-    args = parse_args([
-        "--data", str(data), "--out", str(out), "--batch-size", "2", "--epochs", "3", "--threads", "1",
-        "--precision", "fp32", "--resume", "--stop-at-windows", "3", "--dev", str(data),
-        "--eval-every", "100", "--skip-start-eval",
-    ])  # fmt: skip
+    args = _small(
+        data, out, "--epochs", "3", "--stop-at-windows", "3", "--dev", str(data), "--eval-every", "100",
+        "--skip-start-eval",
+    )  # fmt: skip
     train(args)
     assert [(r[0], r[1]) for r in _curve(out)] == [("2", "4"), ("2", "4")]  # en and zh at the stop, 4 windows
 
@@ -219,11 +221,10 @@ def test_a_variant_training_lower_layers_stops_at_its_windows_and_is_exported_wh
 
     data = _data(tmp_path)
     out = tmp_path / "run"
-    args = parse_args([
-        "--data", str(data), "--out", str(out), "--batch-size", "2", "--epochs", "3", "--threads", "1",
-        "--precision", "fp32", "--resume", "--train-from", "3", "--stop-at-windows", "3",
-        "--dev", str(data), "--eval-every", "3", "--skip-start-eval",
-    ])  # fmt: skip
+    args = _small(
+        data, out, "--epochs", "3", "--train-from", "3", "--stop-at-windows", "3", "--dev", str(data),
+        "--eval-every", "3", "--skip-start-eval",
+    )  # fmt: skip
     train(args)
     steps = [row[0] for row in _curve(out)]
     assert steps == ["2", "2"]  # no start point; en and zh where it stopped, before stopping
