@@ -589,6 +589,11 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
         if stop.signal is not None:
             checkpoint(f"signal {stop.signal}")
             return out
+        if args.stop_at_windows and seen >= args.stop_at_windows:  # checked before a step: a run resumed
+            if curve is not None and curve.last_windows != seen:  # past its stop takes none; the stop
+                curve.maybe(step, seen, total, force=True)  # point is always scored, once
+            checkpoint(f"{seen} windows read, --stop-at-windows {args.stop_at_windows}")
+            return out
         idx = plan[step]
         hidden, mask = runner.lower_cached([feats.ids[i] for i in idx], idx, cache)
         for g in opt.param_groups:
@@ -614,11 +619,6 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None) -> Path:
             )  # fmt: skip
         if curve is not None and curve.maybe(step, seen, total):
             model.train()
-        if args.stop_at_windows and seen >= args.stop_at_windows and step < total:
-            if curve is not None and curve.last_windows != seen:  # the stop point is always scored
-                curve.maybe(step, seen, total, force=True)
-            checkpoint(f"{seen} windows read, --stop-at-windows {args.stop_at_windows}")
-            return out
         if time.time() - last_save > args.checkpoint_minutes * 60 or step == total:
             checkpoint("timer" if step < total else "done")
             last_save = time.time()

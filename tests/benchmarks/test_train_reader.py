@@ -201,6 +201,8 @@ def test_the_curve_scores_each_multiple_of_eval_every_however_far_batches_oversh
 
 @pytest.mark.integration
 def test_a_stop_between_evaluations_is_scored_before_it_stops(tmp_path):
+    import torch
+
     data = _data(tmp_path)
     out = tmp_path / "run"
     args = _small(
@@ -209,6 +211,9 @@ def test_a_stop_between_evaluations_is_scored_before_it_stops(tmp_path):
     )  # fmt: skip
     train(args)
     assert [(r[0], r[1]) for r in _curve(out)] == [("2", "4"), ("2", "4")]  # en and zh at the stop, 4 windows
+    train(args)  # resumed already past its stop: no step taken, nothing scored twice
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["windows"] == 4
+    assert len(_curve(out)) == 2
 
 
 @pytest.mark.integration
