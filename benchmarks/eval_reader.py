@@ -5,7 +5,10 @@
 - ``--squad2``: the official SQuAD 2.0 dev file (``dev-v2.0.json``, 11,873 questions): exact match, F1,
   HasAns / NoAns as the official script computes them (`haygraph.eval.qa_metrics`), the no-answer
   decision being the reader's margin below the threshold (``reader.json``'s ``threshold``, and the best
-  threshold on the file itself, reported as such: it is fitted on the test data).
+  threshold on the file itself, reported as such: it is fitted on the test data). Beside them
+  ``span_f1``: HasAns F1 of the best span whatever its margin, the answers found apart from the
+  threshold (the agent refits its answer-or-refuse line on the margins), so two readers compare on it
+  even when one only moved its margins.
 - ``--xquad``: a folder with ``xquad.en.json`` and ``xquad.zh.json`` (google-deepmind/xquad, CC BY-SA 4.0;
   1,190 parallel questions each): EM / F1 of the best span (XQuAD has no unanswerable questions) per
   setting: ``en`` (en question, en passage), ``zh``, ``zh->en`` (the zh question over the en passage,
@@ -13,7 +16,8 @@
   ``in_unit``: the share whose gold answer lies inside the answer unit (sentence, list item, row) that
   holds the span — what the agent quotes — and, with ``--baseline``, the same share for today's
   extractive answer (`haygraph.control.planning.extractive.extractive_answer`) over the same passage.
-- ``--dev``: JSONL of held-out examples (`benchmarks.reader_data`'s ``dev.jsonl``), per source.
+- ``--dev``: JSONL of held-out examples (`benchmarks.reader_data`'s ``dev.jsonl``), per language or
+  cross-language pair, scored as ``--squad2``.
 
 Prints a table and writes ``--out`` JSON.
 """
@@ -100,8 +104,23 @@ def evaluate_squad(reader: ReaderModel, path: Path, threshold: float, n: int) ->
         golds = {r["id"]: r["golds"] for r in sub}
         at = {r["id"]: (t if m >= threshold else "") for r, (t, m) in zip(sub, sp, strict=True)}
         thr, f1 = best_threshold(sub, sp, lang)
-        out[group] = {"at_threshold": qa_scores(at, golds, lang), "best_threshold": thr, "best_f1": f1}
+        out[group] = {
+            "at_threshold": qa_scores(at, golds, lang),
+            "best_threshold": thr,
+            "best_f1": f1,
+            "span_f1": span_f1(sub, sp, lang),
+        }
     return out
+
+
+def span_f1(rows: Sequence[dict[str, Any]], preds: Sequence[tuple[str, float]], lang: str = "en") -> float:
+    """HasAns F1 of the best span whatever its margin; NaN when no row is answerable.
+
+    The answers found, apart from where the answer-or-refuse line falls: the agent fits that line itself
+    (`haygraph.control.planning.decision`), so a reader that only moved its margins keeps this figure.
+    """
+    forced = {r["id"]: t for r, (t, _m) in zip(rows, preds, strict=True)}
+    return qa_scores(forced, {r["id"]: r["golds"] for r in rows}, lang).get("HasAns_f1", float("nan"))
 
 
 def xquad_settings(folder: Path) -> dict[str, list[dict[str, Any]]]:
