@@ -130,9 +130,9 @@ def plot(
         ax.set_ylabel(name)
         ax.set_title(f"{title}: {name}")
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # beside the plots
     fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path, bbox_inches="tight")
     plt.close(fig)
     return path
 
