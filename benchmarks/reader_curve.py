@@ -127,6 +127,7 @@ def plot(
                 )  # fmt: skip
     for ax, name in zip(axes, ("F1", "HasAns F1 (answers found)"), strict=True):
         ax.set_xlabel("windows read (from the shipped weights)")
+        ax.xaxis.set_major_formatter(lambda x, _pos: f"{x / 1000:g}k" if x else "0")  # 70k, not 70000
         ax.set_ylabel(name)
         ax.set_title(f"{title}: {name}")
         ax.grid(alpha=0.3)
